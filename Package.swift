@@ -1,0 +1,43 @@
+// swift-tools-version:6.0
+// notesd — a peer-to-peer notes sync daemon. See docs/architecture.md for the layout.
+import PackageDescription
+
+let package = Package(
+    name: "notesd",
+    products: [
+        .executable(name: "notesd", targets: ["notesd"]),
+        .executable(name: "notesctl", targets: ["notesctl"]),
+    ],
+    targets: [
+        // System C libraries, one target each (module map + shim.h).
+        .systemLibrary(
+            name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(
+            name: "CAvahi", path: "Sources/CAvahi", pkgConfig: "avahi-client",
+            providers: [.apt(["libavahi-client-dev"])]),
+
+        // Pure: HTML blocks, block diff3, field rules, conflict copies. No I/O, no clocks.
+        .target(name: "Merge"),
+        // The control-socket message types, shared by notesd and notesctl.
+        .target(name: "Control"),
+        // The replica, the sans-I/O sync core, the secure channel, TCP connections.
+        .target(name: "Peer", dependencies: ["Merge", "CSQLite", "CSodium"]),
+        // Avahi publish/browse/resolve and static peers behind one protocol.
+        .target(name: "Discovery", dependencies: ["CAvahi"]),
+
+        .executableTarget(name: "notesd", dependencies: ["Peer", "Discovery", "Control"]),
+        .executableTarget(name: "notesctl", dependencies: ["Control"]),
+        // Benchmarks: release build, prints figures; never part of the tests.
+        .executableTarget(name: "notes-bench", dependencies: ["Merge", "Peer"]),
+
+        .testTarget(name: "MergeTests", dependencies: ["Merge"]),
+        .testTarget(name: "ControlTests", dependencies: ["Control"]),
+        .testTarget(name: "PeerTests", dependencies: ["Peer", "Merge", "CSodium", "CSQLite"]),
+        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

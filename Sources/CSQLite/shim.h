@@ -1,0 +1,15 @@
+#ifndef NOTESD_CSQLITE_SHIM_H
+#define NOTESD_CSQLITE_SHIM_H
+#include <sqlite3.h>
+
+/// SQLITE_TRANSIENT is a macro casting -1 to a function pointer, which Swift cannot import:
+/// this wrapper binds text that SQLite must copy before the call returns.
+static inline int notesd_sqlite3_bind_text_copy(sqlite3_stmt *stmt, int index, const char *text, int length) {
+    return sqlite3_bind_text(stmt, index, text, length, SQLITE_TRANSIENT);
+}
+
+/// Same reason as above, for blobs.
+static inline int notesd_sqlite3_bind_blob_copy(sqlite3_stmt *stmt, int index, const void *bytes, int length) {
+    return sqlite3_bind_blob(stmt, index, bytes, length, SQLITE_TRANSIENT);
+}
+#endif

@@ -1,0 +1,171 @@
+/// Identities shared by every module: records, revisions and clocks.
+///
+/// They live in `Merge` because the merge rules order things by them; `Merge` stays pure,
+/// so minting (random ids, hashing, reading the wall clock) happens in `Peer`.
+
+/// A 128-bit record id (notes and folders: UUIDv7, RFC 9562; derived records: UUIDv8).
+public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let high: UInt64
+    public let low: UInt64
+
+    public init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    /// The 16 bytes, most significant first (the UUID byte order).
+    public init?(bytes: some Collection<UInt8>) {
+        guard bytes.count == 16 else { return nil }
+        var high: UInt64 = 0, low: UInt64 = 0
+        for (index, byte) in bytes.enumerated() {
+            if index < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
+        }
+        self.init(high: high, low: low)
+    }
+
+    /// Parses the canonical `8-4-4-4-12` hex form (either case); `nil` for anything else.
+    public init?(_ text: String) {
+        let hex = text.filter { $0 != "-" }
+        guard text.count == 36, hex.count == 32,
+              [8, 13, 18, 23].allSatisfy({ text[text.index(text.startIndex, offsetBy: $0)] == "-" }),
+              let bytes = Hex.decode(hex) else { return nil }
+        self.init(bytes: bytes)
+    }
+
+    public var bytes: [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * $0)) }
+            + (0..<8).map { UInt8(truncatingIfNeeded: low >> (56 - 8 * $0)) }
+    }
+
+    public var description: String {
+        let hex = Hex.encode(bytes)
+        var out = ""
+        for (index, character) in hex.enumerated() {
+            if [8, 12, 16, 20].contains(index) { out.append("-") }
+            out.append(character)
+        }
+        return out
+    }
+
+    public static func < (lhs: RecordID, rhs: RecordID) -> Bool {
+        (lhs.high, lhs.low) < (rhs.high, rhs.low)
+    }
+}
+
+public typealias NoteID = RecordID
+public typealias FolderID = RecordID
+
+/// A revision id: the BLAKE2b-256 hash of a revision's canonical encoding (computed in `Peer`).
+/// Ordered byte-wise; the order breaks ties between revisions with equal HLCs.
+public struct RevisionID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let word0: UInt64, word1: UInt64, word2: UInt64, word3: UInt64
+
+    public init?(bytes: some Collection<UInt8>) {
+        guard bytes.count == 32 else { return nil }
+        var words = [UInt64](repeating: 0, count: 4)
+        for (index, byte) in bytes.enumerated() { words[index / 8] = words[index / 8] << 8 | UInt64(byte) }
+        (word0, word1, word2, word3) = (words[0], words[1], words[2], words[3])
+    }
+
+    public init?(hex: String) {
+        guard hex.count == 64, let bytes = Hex.decode(hex) else { return nil }
+        self.init(bytes: bytes)
+    }
+
+    public var bytes: [UInt8] {
+        [word0, word1, word2, word3].flatMap { word in (0..<8).map { UInt8(truncatingIfNeeded: word >> (56 - 8 * $0)) } }
+    }
+
+    public var description: String { Hex.encode(bytes) }
+    /// The first 12 hex digits, for logs and `notesctl log`.
+    public var short: String { String(description.prefix(12)) }
+
+    public static func < (lhs: RevisionID, rhs: RevisionID) -> Bool {
+        (lhs.word0, lhs.word1, lhs.word2, lhs.word3) < (rhs.word0, rhs.word1, rhs.word2, rhs.word3)
+    }
+}
+
+/// A hybrid logical clock reading: 48 bits of Unix milliseconds, 16 bits of counter.
+/// Orders revisions for "later wins" and for display; never decides correctness alone.
+public struct HLC: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt64
+
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+
+    public init(milliseconds: UInt64, counter: UInt16) {
+        rawValue = (milliseconds & 0xFFFF_FFFF_FFFF) << 16 | UInt64(counter)
+    }
+
+    public static let zero = HLC(rawValue: 0)
+
+    public var milliseconds: UInt64 { rawValue >> 16 }
+    public var counter: UInt16 { UInt16(truncatingIfNeeded: rawValue) }
+
+    /// The reading for a local event at wall time `now` (ms), strictly after `self`.
+    public func advanced(now: UInt64) -> HLC {
+        if now > milliseconds { return HLC(milliseconds: now, counter: 0) }
+        return HLC(rawValue: rawValue &+ 1)
+    }
+
+    /// The reading after receiving `remote` at wall time `now`: after both, so a clock that is
+    /// behind catches up with what it has seen.
+    public func receiving(_ remote: HLC, now: UInt64) -> HLC {
+        let latest = Swift.max(self, remote)
+        if now > latest.milliseconds { return HLC(milliseconds: now, counter: 0) }
+        return HLC(rawValue: latest.rawValue &+ 1)
+    }
+
+    public var description: String { "\(milliseconds).\(counter)" }
+
+    public static func < (lhs: HLC, rhs: HLC) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// The canonical order of concurrent revisions: later HLC first, then larger revision id.
+/// Every "who wins" and "which goes first" decision in the merge uses this, never who merges.
+public struct Stamp: Hashable, Comparable, Sendable {
+    public let hlc: HLC
+    public let revision: RevisionID
+
+    public init(hlc: HLC, revision: RevisionID) {
+        self.hlc = hlc
+        self.revision = revision
+    }
+
+    public static func < (lhs: Stamp, rhs: Stamp) -> Bool { (lhs.hlc, lhs.revision) < (rhs.hlc, rhs.revision) }
+}
+
+/// Lower-case hex, for ids in text form.
+public enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        var out = [UInt8]()
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public static func decode(_ text: String) -> [UInt8]? {
+        let chars = Array(text.utf8)
+        guard chars.count % 2 == 0 else { return nil }
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var out = [UInt8]()
+        out.reserveCapacity(chars.count / 2)
+        var index = 0
+        while index < chars.count {
+            guard let hi = nibble(chars[index]), let lo = nibble(chars[index + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+            index += 2
+        }
+        return out
+    }
+}

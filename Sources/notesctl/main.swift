@@ -1,0 +1,3 @@
+import Control
+
+print("notesctl \(NotesVersion.string)")

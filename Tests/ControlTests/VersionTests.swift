@@ -1,0 +1,3 @@
+import Testing
+@testable import Control
+@Test func versionIsSet() { #expect(!NotesVersion.string.isEmpty) }

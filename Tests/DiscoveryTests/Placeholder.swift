@@ -1,0 +1,3 @@
+import Testing
+@testable import Discovery
+@Test func discoveryModuleLinks() { _ = DiscoveryModule.self }

@@ -1,0 +1,3 @@
+import Testing
+@testable import Peer
+@Test func peerModuleLinks() { _ = PeerModule.self }
