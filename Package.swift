@@ -35,7 +35,7 @@ let package = Package(
         .executableTarget(name: "notes-bench", dependencies: ["Merge", "Peer"]),
 
         .testTarget(name: "MergeTests", dependencies: ["Merge"]),
-        .testTarget(name: "ControlTests", dependencies: ["Control"]),
+        .testTarget(name: "ControlTests", dependencies: ["Control", "notesctl"]),
         .testTarget(name: "PeerTests", dependencies: ["Peer", "Merge", "CSodium", "CSQLite"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery"]),
     ],

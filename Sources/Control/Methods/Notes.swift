@@ -1,0 +1,312 @@
+/// A note without its body, as lists show it.
+///
+/// References: wherever params take a note `id`, the daemon accepts the full id or a unique
+/// prefix of it (at least 4 hex digits, dashes and case ignored).
+public struct NoteSummary: Codable, Hashable, Sendable {
+    /// The full id, canonical UUID text (lower case, `8-4-4-4-12`).
+    public var id: String
+    /// The shortest prefix of `id` (at least 8 characters) unique among all notes when the
+    /// answer was made; what people see and type.
+    public var short: String
+    public var title: String
+    /// The folder id; `nil` is Uncategorized.
+    public var folder: String?
+    /// The folder's path (`Work/Projects`); `""` for Uncategorized.
+    public var folderPath: String
+    public var pinned: Bool
+    public var color: String?
+    /// Sorted by Unicode scalar order.
+    public var tags: [String]
+    /// In the Trash (the folder is kept, so restoring puts it back).
+    public var trashed: Bool
+    /// Set on conflict copies: the id of the note this is the other version of.
+    public var conflictOf: String?
+    public var created: Timestamp
+    public var modified: Timestamp
+
+    public init(
+        id: String, short: String, title: String, folder: String?, folderPath: String, pinned: Bool,
+        color: String?, tags: [String], trashed: Bool, conflictOf: String?, created: Timestamp, modified: Timestamp
+    ) {
+        self.id = id
+        self.short = short
+        self.title = title
+        self.folder = folder
+        self.folderPath = folderPath
+        self.pinned = pinned
+        self.color = color
+        self.tags = tags
+        self.trashed = trashed
+        self.conflictOf = conflictOf
+        self.created = created
+        self.modified = modified
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(short, forKey: .short)
+        try container.encode(title, forKey: .title)
+        try container.encodeNullable(folder, forKey: .folder)
+        try container.encode(folderPath, forKey: .folderPath)
+        try container.encode(pinned, forKey: .pinned)
+        try container.encodeNullable(color, forKey: .color)
+        try container.encode(tags, forKey: .tags)
+        try container.encode(trashed, forKey: .trashed)
+        try container.encodeNullable(conflictOf, forKey: .conflictOf)
+        try container.encode(created, forKey: .created)
+        try container.encode(modified, forKey: .modified)
+    }
+}
+
+/// `notes.list` params: every filter given must match (AND). Results are sorted pinned first,
+/// then by `modified`, newest first, then by id.
+public struct NotesListParams: Codable, Hashable, Sendable {
+    /// Only notes directly in this folder (a folder reference; `"/"` or `""` is Uncategorized).
+    public var folder: String?
+    /// Only notes carrying this tag (exact, case-sensitive).
+    public var tag: String?
+    /// `true`: only notes in the Trash. Absent or `false`: only notes not in the Trash.
+    public var trashed: Bool?
+    /// `true`: only conflict copies. `false`: no conflict copies. Absent: both.
+    public var conflicts: Bool?
+    /// `true`: only pinned notes. `false`: only unpinned. Absent: both.
+    public var pinned: Bool?
+    /// Case-insensitive substring of the title or of the body's text (markup ignored).
+    public var query: String?
+
+    public init(folder: String? = nil, tag: String? = nil, trashed: Bool? = nil, conflicts: Bool? = nil, pinned: Bool? = nil, query: String? = nil) {
+        self.folder = folder
+        self.tag = tag
+        self.trashed = trashed
+        self.conflicts = conflicts
+        self.pinned = pinned
+        self.query = query
+    }
+}
+
+/// The form a body is given in.
+public enum NoteFormat: String, Codable, Hashable, Sendable, CaseIterable {
+    /// The stored HTML, exactly.
+    case html
+    /// Text content: one line per paragraph or list item, a blank line between blocks.
+    case text
+    /// Markdown: headings, lists, checklists (`- [x]`), emphasis, links, code, quotes;
+    /// anything else as its text.
+    case markdown
+}
+
+/// `notes.get` params.
+public struct NoteGetParams: Codable, Hashable, Sendable {
+    public var id: String
+    /// Absent: `html`.
+    public var format: NoteFormat?
+
+    public init(id: String, format: NoteFormat? = nil) {
+        self.id = id
+        self.format = format
+    }
+}
+
+/// `notes.get` result: the summary's members, plus the body and the revisions it shows.
+/// On the wire all members sit in one object.
+public struct NoteDocument: Codable, Hashable, Sendable {
+    public var summary: NoteSummary
+    public var format: NoteFormat
+    public var body: String
+    /// The note's current head revision ids (hex). Pass them back as `notes.update`'s
+    /// `baseHeads` so an edit made from this copy merges with changes made meanwhile.
+    public var heads: [String]
+
+    public init(summary: NoteSummary, format: NoteFormat, body: String, heads: [String]) {
+        self.summary = summary
+        self.format = format
+        self.body = body
+        self.heads = heads
+    }
+
+    private enum CodingKeys: String, CodingKey { case format, body, heads }
+
+    public init(from decoder: any Decoder) throws {
+        summary = try NoteSummary(from: decoder)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        format = try container.decode(NoteFormat.self, forKey: .format)
+        body = try container.decode(String.self, forKey: .body)
+        heads = try container.decode([String].self, forKey: .heads)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try summary.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(format, forKey: .format)
+        try container.encode(body, forKey: .body)
+        try container.encode(heads, forKey: .heads)
+    }
+}
+
+/// `notes.create` params.
+public struct NoteCreateParams: Codable, Hashable, Sendable {
+    public var title: String
+    /// The body, HTML.
+    public var html: String
+    /// A folder reference; absent, `null`, `""` or `"/"`: Uncategorized.
+    public var folder: String?
+    public var tags: [String]?
+    public var pinned: Bool?
+    public var color: String?
+
+    public init(title: String, html: String, folder: String? = nil, tags: [String]? = nil, pinned: Bool? = nil, color: String? = nil) {
+        self.title = title
+        self.html = html
+        self.folder = folder
+        self.tags = tags
+        self.pinned = pinned
+        self.color = color
+    }
+}
+
+/// `notes.update` params. Only the members present change; an update that changes nothing
+/// still succeeds and writes no revision.
+///
+/// `folder` and `color` tell "absent" (keep) from `null` (clear: Uncategorized, no colour),
+/// see `FieldChange`. For the other members `null` means the same as absent.
+public struct NoteUpdateParams: Codable, Hashable, Sendable {
+    public var id: String
+    /// The heads the edit was based on (`NoteDocument.heads`). When given and the note has
+    /// moved on since, the edit becomes a revision on those heads, concurrent with the newer
+    /// ones, and is merged like a sync (DESIGN §5): changes made meanwhile are kept.
+    /// Absent: the edit applies on top of the current note.
+    public var baseHeads: [String]?
+    public var title: String?
+    public var html: String?
+    /// `.set(reference)`: move to that folder; `.clear`: Uncategorized.
+    public var folder: FieldChange<String>
+    public var pinned: Bool?
+    /// `.set(colour)`: set; `.clear`: remove the colour.
+    public var color: FieldChange<String>
+    /// Tags to add; a tag both added and removed ends up added.
+    public var addTags: [String]?
+    public var removeTags: [String]?
+
+    public init(
+        id: String, baseHeads: [String]? = nil, title: String? = nil, html: String? = nil,
+        folder: FieldChange<String> = .unchanged, pinned: Bool? = nil, color: FieldChange<String> = .unchanged,
+        addTags: [String]? = nil, removeTags: [String]? = nil
+    ) {
+        self.id = id
+        self.baseHeads = baseHeads
+        self.title = title
+        self.html = html
+        self.folder = folder
+        self.pinned = pinned
+        self.color = color
+        self.addTags = addTags
+        self.removeTags = removeTags
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, baseHeads, title, html, folder, pinned, color, addTags, removeTags
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        baseHeads = try container.decodeIfPresent([String].self, forKey: .baseHeads)
+        title = try container.decodeIfPresent(String.self, forKey: .title)
+        html = try container.decodeIfPresent(String.self, forKey: .html)
+        folder = try container.decodeChange(String.self, forKey: .folder)
+        pinned = try container.decodeIfPresent(Bool.self, forKey: .pinned)
+        color = try container.decodeChange(String.self, forKey: .color)
+        addTags = try container.decodeIfPresent([String].self, forKey: .addTags)
+        removeTags = try container.decodeIfPresent([String].self, forKey: .removeTags)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encodeIfPresent(baseHeads, forKey: .baseHeads)
+        try container.encodeIfPresent(title, forKey: .title)
+        try container.encodeIfPresent(html, forKey: .html)
+        try container.encodeChange(folder, forKey: .folder)
+        try container.encodeIfPresent(pinned, forKey: .pinned)
+        try container.encodeChange(color, forKey: .color)
+        try container.encodeIfPresent(addTags, forKey: .addTags)
+        try container.encodeIfPresent(removeTags, forKey: .removeTags)
+    }
+}
+
+/// Params naming one note: `notes.trash`, `notes.restore`, `notes.purge`, `notes.history`.
+public struct NoteReference: Codable, Hashable, Sendable {
+    /// A full note id or a unique prefix.
+    public var id: String
+
+    public init(id: String) { self.id = id }
+}
+
+/// `notes.purge` result.
+public struct PurgeResult: Codable, Hashable, Sendable {
+    /// The full id of the note now deleted for good (a tombstone remains).
+    public var id: String
+
+    public init(id: String) { self.id = id }
+}
+
+/// What a revision changed, against its first parent (a merge: against the merged heads).
+public enum HistoryChange: String, Codable, Hashable, Sendable, CaseIterable {
+    case created, title, body, folder, tags, pinned, color
+    /// Moved to the Trash.
+    case trashed
+    /// Taken out of the Trash.
+    case restored
+    /// A revision with several parents, joining concurrent edits.
+    case merged
+    /// Permanently deleted (a tombstone).
+    case deleted
+}
+
+/// One revision in `notes.history`; the list is newest first (HLC, then revision id).
+public struct HistoryEntry: Codable, Hashable, Sendable {
+    /// Revision id, 64 hex digits.
+    public var revision: String
+    public var parents: [String]
+    /// The revision's HLC as `milliseconds.counter`.
+    public var hlc: String
+    /// The HLC's milliseconds: when the author made it, by the author's clock.
+    public var time: Timestamp
+    /// The authoring device; `nil` when its replica is not on the roster any more.
+    public var device: String?
+    public var deviceShort: String?
+    public var deviceName: String?
+    /// The note's title at this revision (`""` for a tombstone).
+    public var title: String
+    /// What changed; never empty.
+    public var changes: [HistoryChange]
+
+    public init(
+        revision: String, parents: [String], hlc: String, time: Timestamp, device: String?, deviceShort: String?,
+        deviceName: String?, title: String, changes: [HistoryChange]
+    ) {
+        self.revision = revision
+        self.parents = parents
+        self.hlc = hlc
+        self.time = time
+        self.device = device
+        self.deviceShort = deviceShort
+        self.deviceName = deviceName
+        self.title = title
+        self.changes = changes
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(revision, forKey: .revision)
+        try container.encode(parents, forKey: .parents)
+        try container.encode(hlc, forKey: .hlc)
+        try container.encode(time, forKey: .time)
+        try container.encodeNullable(device, forKey: .device)
+        try container.encodeNullable(deviceShort, forKey: .deviceShort)
+        try container.encodeNullable(deviceName, forKey: .deviceName)
+        try container.encode(title, forKey: .title)
+        try container.encode(changes, forKey: .changes)
+    }
+}

@@ -1,0 +1,147 @@
+import Control
+
+/// Safe, unique file names for `export`, and what `import` makes of files. Pure functions of
+/// the names, tested without touching a disk.
+enum FileNaming {
+    /// Room for a ` (123)` suffix and an extension within the 255-byte name limit.
+    static let maximumNameBytes = 200
+
+    /// Characters that are path separators, or forbidden or troublesome on common file
+    /// systems (FAT, NTFS, SMB shares), replaced by `_`.
+    private static let unsafeCharacters: Set<Character> = ["/", "\\", ":", "*", "?", "\"", "<", ">", "|"]
+    /// Names Windows reserves whatever the extension; a USB stick may end up there.
+    private static let reservedNames = Set(["CON", "PRN", "AUX", "NUL"] + (1...9).flatMap { ["COM\($0)", "LPT\($0)"] })
+
+    /// A title as a file or directory name (without extension): unsafe and control characters
+    /// become `_`, white space runs one space, no leading dots (hidden files) or trailing dots
+    /// and spaces, at most `maximumNameBytes` of UTF-8; `Untitled` when nothing is left.
+    static func safeName(_ title: String) -> String {
+        var name = ""
+        for character in title {
+            if character.isNewline || character.isWhitespace {
+                name.append(" ")
+            } else if unsafeCharacters.contains(character) || character.unicodeScalars.contains(where: isControl) {
+                name.append("_")
+            } else {
+                name.append(character)
+            }
+        }
+        name = name.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+        name = trimmed(String(name.drop { $0 == "." || $0 == " " }))
+        while name.utf8.count > maximumNameBytes { name.removeLast() }
+        name = trimmed(name)
+        if name.isEmpty { return "Untitled" }
+        if reservedNames.contains(name.uppercased()) { name += "_" }
+        return name
+    }
+
+    private static func trimmed(_ name: String) -> String {
+        var name = name
+        while let last = name.last, last == "." || last == " " { name.removeLast() }
+        return name
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// `base.ext`, or `base (2).ext`, `base (3).ext`… — the first not in `taken`, compared
+    /// without case (so the export also works on case-insensitive file systems). Adds the
+    /// chosen name to `taken`.
+    static func uniqueName(base: String, extension fileExtension: String, taken: inout Set<String>) -> String {
+        var candidate = base + fileExtension
+        var number = 2
+        while taken.contains(candidate.lowercased()) {
+            candidate = "\(base) (\(number))\(fileExtension)"
+            number += 1
+        }
+        taken.insert(candidate.lowercased())
+        return candidate
+    }
+}
+
+/// Where `export` writes each note: folders as directories, one file per note.
+enum ExportPlan {
+    struct File: Hashable, Sendable {
+        let noteID: String
+        /// Directory names then the file name, relative to the export directory.
+        let path: [String]
+    }
+
+    /// One file per note, in a stable order (created, then id) so exporting the same library
+    /// twice gives the same names. Folders whose safe names differ only in case share one
+    /// directory (spelled as first seen); a note's file name never equals a sibling
+    /// directory's name.
+    static func files(for notes: [NoteSummary], fileExtension: String) -> [File] {
+        let ordered = notes.sorted { ($0.created, $0.id) < ($1.created, $1.id) }
+        var spelling: [String: String] = [:]  // lowercased directory path → first spelling
+        func directory(of note: NoteSummary) -> [String] {
+            var path: [String] = []
+            for name in FolderPath.components(note.folderPath).map(FileNaming.safeName) {
+                let key = (path + [name]).joined(separator: "/").lowercased()
+                let spelled = spelling[key] ?? name
+                spelling[key] = spelled
+                path.append(spelled)
+            }
+            return path
+        }
+        let directories = ordered.map(directory)
+        // Every directory's names are taken by its subdirectories first.
+        var taken: [String: Set<String>] = [:]
+        for path in directories {
+            for depth in path.indices {
+                taken[path[..<depth].joined(separator: "/").lowercased(), default: []].insert(path[depth].lowercased())
+            }
+        }
+        return zip(ordered, directories).map { note, path in
+            let key = path.joined(separator: "/").lowercased()
+            let name = FileNaming.uniqueName(base: FileNaming.safeName(note.title), extension: fileExtension, taken: &taken[key, default: []])
+            return File(noteID: note.id, path: path + [name])
+        }
+    }
+}
+
+/// What `import` makes of one file.
+enum ImportPlan {
+    enum Kind: Hashable, Sendable {
+        case html
+        /// Plain text; `markdown` files may carry a `# Title` first line.
+        case text(markdown: Bool)
+    }
+
+    struct Note: Hashable, Sendable {
+        let title: String
+        let html: String
+        /// The folder path (`A/B`) from the file's directories; `nil` at the top.
+        let folder: String?
+    }
+
+    /// The kind for a file name, by extension (any case); `nil`: not imported.
+    static func kind(ofFileNamed name: String) -> Kind? {
+        guard !name.hasPrefix("."), let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        switch name[name.index(after: dot)...].lowercased() {
+        case "html", "htm": return .html
+        case "md", "markdown": return .text(markdown: true)
+        case "txt": return .text(markdown: false)
+        default: return nil
+        }
+    }
+
+    /// The note for a file at `relativePath` (directories then file name) with `contents`.
+    static func note(relativePath: [String], contents: String, kind: Kind) -> Note {
+        let fileName = relativePath.last ?? ""
+        let stem = fileName.lastIndex(of: ".").map { String(fileName[..<$0]) } ?? fileName
+        let folders = relativePath.dropLast().map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let folder = folders.isEmpty ? nil : folders.joined(separator: "/")
+        let fallback = NoteText.collapsingWhitespace(stem).isEmpty ? "Untitled" : NoteText.collapsingWhitespace(stem)
+        switch kind {
+        case .html:
+            return Note(title: NoteText.title(fromHTML: contents) ?? fallback, html: NoteText.bodyFragment(ofHTML: contents), folder: folder)
+        case .text(let markdown):
+            let (title, body) = markdown ? NoteText.splitMarkdownTitle(contents) : (nil, contents)
+            return Note(title: title ?? fallback, html: NoteText.paragraphs(fromPlainText: body), folder: folder)
+        }
+    }
+}
+
+import Foundation

@@ -1,0 +1,326 @@
+import Control
+import Foundation
+
+/// Runs one parsed command against the daemon: the I/O shell around the pure parser,
+/// renderers and file-naming functions.
+final class Runner {
+    let options: GlobalOptions
+    let socketPath: String
+    let environment: [String: String]
+    private let render: Render
+    private var connection: ControlClient?
+
+    init(options: GlobalOptions, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.options = options
+        self.environment = environment
+        socketPath = options.socket ?? ControlPaths.defaultSocketPath(environment: environment)
+        render = Render(time: TimeText(now: Date()))
+    }
+
+    /// Runs `command`; returns the exit status after printing the result or the error.
+    func run(_ command: Command) -> ExitStatus {
+        do {
+            try execute(command)
+            return .ok
+        } catch {
+            Output.error(error.message)
+            if error.status == .usage {
+                Output.error(UsageError(message: error.message, command: error.usageCommand).usage)
+            }
+            return error.status
+        }
+    }
+
+    private func client() throws(CLIFailure) -> ControlClient {
+        if let connection { return connection }
+        do {
+            let client = try ControlClient(socketPath: socketPath)
+            connection = client
+            return client
+        } catch {
+            throw CLIFailure(error)
+        }
+    }
+
+    private func call<M: ControlMethod>(_ method: M.Type, _ params: M.Params, timeout: Duration? = nil) throws(CLIFailure) -> M.Result {
+        do { return try client().call(method, params, timeout: timeout) } catch let error as ControlClientError {
+            throw CLIFailure(error)
+        } catch let error as CLIFailure {
+            throw error
+        } catch {
+            throw CLIFailure(String(describing: error))
+        }
+    }
+
+    private func call<M: ControlMethod>(_ method: M.Type) throws(CLIFailure) -> M.Result where M.Params == EmptyParams {
+        try call(method, EmptyParams())
+    }
+
+    /// Prints `value` as JSON with `--json`, else the human text.
+    private func emit<Value: Encodable>(_ value: Value, _ human: @autoclosure () -> String) throws(CLIFailure) {
+        if options.json {
+            Output.line(try Output.json(value))
+        } else {
+            Output.line(human())
+        }
+    }
+
+    private func execute(_ command: Command) throws(CLIFailure) {
+        switch command {
+        case .help(let topic):
+            Output.line(topic.flatMap(CommandSpec.named)?.text ?? CommandSpec.overview)
+        case .version:
+            Output.line("notesctl \(NotesVersion.string)")
+        case .status:
+            let status = try call(ControlMethods.Status.self)
+            try emit(status, render.status(status))
+        case .devices:
+            let devices = try call(ControlMethods.DevicesList.self)
+            try emit(devices, render.devices(devices))
+        case .removeDevice(let device):
+            let removed = try call(ControlMethods.DevicesRemove.self, DeviceRemoveParams(device: device))
+            try emit(removed, "Removed \(removed.name) (\(removed.short)); it can no longer sync with this household.")
+        case .invite:
+            let invite = try call(ControlMethods.Invite.self)
+            try emit(invite, render.invite(invite))
+        case .join(let code, let address):
+            let joined = try call(ControlMethods.Join.self, JoinParams(code: code, address: address))
+            try emit(joined, render.joined(joined))
+        case .connect(let address):
+            let peer = try call(ControlMethods.Connect.self, ConnectParams(address: address))
+            try emit(peer, render.connected(peer))
+        case .list(let filters):
+            let notes = try call(ControlMethods.NotesList.self, filters)
+            try emit(notes, render.notes(notes))
+        case .show(let id, let format):
+            let document = try call(ControlMethods.NotesGet.self, NoteGetParams(id: id, format: format ?? .text))
+            if options.json {
+                try emit(document, "")
+            } else if format != nil {
+                Output.raw(document.body)
+            } else {
+                Output.line(render.document(document))
+            }
+        case .new(let note):
+            try create(note)
+        case .edit(let edit):
+            try self.edit(edit)
+        case .tag(let id, let add, let remove):
+            let note = add.isEmpty && remove.isEmpty
+                ? try call(ControlMethods.NotesGet.self, NoteGetParams(id: id, format: .text)).summary
+                : try call(ControlMethods.NotesUpdate.self, NoteUpdateParams(id: id, addTags: add.isEmpty ? nil : add, removeTags: remove.isEmpty ? nil : remove))
+            try emit(note, render.tags(note))
+        case .pin(let id, let pinned):
+            let note = try call(ControlMethods.NotesUpdate.self, NoteUpdateParams(id: id, pinned: pinned))
+            try emit(note, render.noteLine(pinned ? "Pinned" : "Unpinned", note))
+        case .move(let id, let folder):
+            let note = try call(ControlMethods.NotesUpdate.self, NoteUpdateParams(id: id, folder: Self.folderChange(folder)))
+            try emit(note, render.noteLine("Moved", note) + " to " + (note.folderPath.isEmpty ? "Uncategorized" : note.folderPath))
+        case .trash(let id):
+            let note = try call(ControlMethods.NotesTrash.self, NoteReference(id: id))
+            try emit(note, render.noteLine("Trashed", note) + "  (notesctl restore \(note.short) takes it back)")
+        case .restore(let id):
+            let note = try call(ControlMethods.NotesRestore.self, NoteReference(id: id))
+            try emit(note, render.noteLine("Restored", note))
+        case .purge(let id, let confirmed):
+            try purge(id: id, confirmed: confirmed)
+        case .folders:
+            let folders = try call(ControlMethods.FoldersList.self)
+            try emit(folders, render.folders(folders))
+        case .makeFolder(let path, let parents):
+            let folder = try makeFolder(path: path, parents: parents)
+            try emit(folder, "Created folder \(folder.path)")
+        case .removeFolder(let folder, let force):
+            let deleted = try call(ControlMethods.FoldersDelete.self, FolderDeleteParams(folder: folder, force: force ? true : nil))
+            let moved = deleted.notes + deleted.folders == 0 ? ""
+                : " (\(deleted.notes) notes now in Uncategorized, \(deleted.folders) folders now at the top level)"
+            try emit(deleted, "Deleted folder \(deleted.path)\(moved)")
+        case .conflicts:
+            let copies = try call(ControlMethods.NotesList.self, NotesListParams(conflicts: true))
+            if options.json { return try emit(copies, "") }
+            let originals = try call(ControlMethods.NotesList.self, NotesListParams()) + call(ControlMethods.NotesList.self, NotesListParams(trashed: true))
+            Output.line(render.conflicts(copies, originals: Dictionary(originals.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })))
+        case .log(let id):
+            let history = try call(ControlMethods.NotesHistory.self, NoteReference(id: id))
+            try emit(history, render.history(history))
+        case .sync(let wait, let timeoutSeconds):
+            let timeoutMs = timeoutSeconds.map { Int(($0 * 1000).rounded(.up)) }
+            // The daemon enforces the timeout; ours only guards against a daemon that hangs.
+            let guardTimeout: Duration? = wait ? .milliseconds((timeoutMs ?? 30_000) + 10_000) : nil
+            let result = try call(ControlMethods.Sync.self, SyncParams(wait: wait, timeoutMs: timeoutMs), timeout: guardTimeout)
+            try emit(result, render.sync(result, waited: wait))
+        case .watch:
+            try watch()
+        case .export(let directory, let markdown, let force):
+            let report = try Transfer.export(to: directory, markdown: markdown, force: force, client: client())
+            try emit(report, "Exported \(report.written.count) notes to \(directory)" + (report.unchanged.isEmpty ? "" : " (\(report.unchanged.count) unchanged)"))
+        case .importFiles(let directory):
+            let report = try Transfer.importFiles(from: directory, client: client())
+            try emit(report, "Imported \(report.imported.count) notes from \(directory)"
+                + (report.foldersCreated.isEmpty ? "" : ", created \(report.foldersCreated.count) folders"))
+            if !report.failed.isEmpty {
+                for failure in report.failed where !options.json { Output.error("\(failure.file): \(failure.error)") }
+                throw CLIFailure("\(report.failed.count) files were not imported")
+            }
+        }
+    }
+
+    /// `""` or `/` is Uncategorized (`null`); anything else a folder reference.
+    static func folderChange(_ reference: String) -> FieldChange<String> {
+        FolderPath.isRoot(reference) ? .clear : .set(reference)
+    }
+
+    private var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
+
+    /// The contents of `path` (`-` is stdin) as UTF-8 text.
+    private func readText(_ path: String) throws(CLIFailure) -> String {
+        let data: Data?
+        if path == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            data = FileManager.default.contents(atPath: path)
+            guard data != nil else { throw CLIFailure("cannot read \(path): no such readable file") }
+        }
+        guard let data, let text = String(data: data, encoding: .utf8) else {
+            throw CLIFailure("\(path == "-" ? "stdin" : path) is not UTF-8 text")
+        }
+        return text
+    }
+
+    private func create(_ note: NewNote) throws(CLIFailure) {
+        let input: String? = if let file = note.file { try readText(file) } else if !stdinIsTerminal { try readText("-") } else { nil }
+        guard input != nil || note.title != nil else {
+            throw .usage("give a --title, or a body with --file FILE or on stdin", command: "new")
+        }
+        let text = input ?? ""
+        let html = note.plainText ? NoteText.paragraphs(fromPlainText: text) : NoteText.bodyFragment(ofHTML: text)
+        let derivedTitle = note.plainText ? NoteText.title(fromPlainText: text) : NoteText.title(fromHTML: text)
+        let params = NoteCreateParams(
+            title: note.title ?? derivedTitle ?? "Untitled", html: html,
+            folder: note.folder.flatMap { FolderPath.isRoot($0) ? nil : $0 },
+            tags: note.tags.isEmpty ? nil : note.tags, pinned: note.pinned ? true : nil, color: note.color)
+        let created = try call(ControlMethods.NotesCreate.self, params)
+        try emit(created, render.noteLine("Created", created))
+    }
+
+    private func edit(_ edit: EditNote) throws(CLIFailure) {
+        var params = NoteUpdateParams(id: edit.id, title: edit.title, folder: edit.folder.map(Self.folderChange) ?? .unchanged)
+        let asHTML: (String) -> String = { edit.plainText ? NoteText.paragraphs(fromPlainText: $0) : NoteText.bodyFragment(ofHTML: $0) }
+        switch edit.body {
+        case .unchanged:
+            break
+        case .file(let path):
+            params.html = asHTML(try readText(path))
+        case .stdinOrEditor where !stdinIsTerminal:
+            let text = try readText("-")
+            guard !text.allSatisfy(\.isWhitespace) else {
+                throw CLIFailure("stdin was empty, so nothing was saved; to empty the body on purpose, use --file -")
+            }
+            params.html = asHTML(text)
+        case .stdinOrEditor:
+            let document = try call(ControlMethods.NotesGet.self, NoteGetParams(id: edit.id, format: edit.plainText ? .text : .html))
+            let fileName = "\(FileNaming.safeName(document.summary.title)).\(edit.plainText ? "txt" : "html")"
+            guard let edited = try Editor.edit(document.body, fileName: fileName, environment: environment) else {
+                return try emit(document.summary, "No changes; nothing saved.")
+            }
+            params.id = document.summary.id
+            params.baseHeads = document.heads
+            params.html = asHTML(edited)
+        }
+        let updated = try call(ControlMethods.NotesUpdate.self, params)
+        try emit(updated, render.noteLine("Updated", updated))
+    }
+
+    private func purge(id: String, confirmed: Bool) throws(CLIFailure) {
+        var id = id
+        if !confirmed {
+            guard stdinIsTerminal else { throw .usage("purge deletes for good: add --yes when stdin is not a terminal", command: "purge") }
+            let note = try call(ControlMethods.NotesGet.self, NoteGetParams(id: id, format: .text)).summary
+            Output.prompt("Delete \(note.short) \"\(note.title)\" permanently, on every device? [y/N] ")
+            guard let answer = readLine(), ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased()) else {
+                Output.error("Nothing deleted.")
+                return
+            }
+            id = note.id
+        }
+        let purged = try call(ControlMethods.NotesPurge.self, NoteReference(id: id))
+        try emit(purged, "Deleted \(purged.id) permanently.")
+    }
+
+    /// `mkdir`: the parent must exist, unless `parents`, which creates what is missing and
+    /// accepts a folder that is already there.
+    private func makeFolder(path: String, parents: Bool) throws(CLIFailure) -> FolderInfo {
+        let names = FolderPath.components(path)
+        guard parents else {
+            let parent = names.dropLast().joined(separator: "/")
+            return try call(ControlMethods.FoldersCreate.self, FolderCreateParams(name: names[names.count - 1], parent: parent.isEmpty ? nil : parent))
+        }
+        let client = try client()
+        var folder: FolderInfo?
+        for depth in names.indices {
+            let parent = names[..<depth].joined(separator: "/")
+            do {
+                folder = try client.call(ControlMethods.FoldersCreate.self, FolderCreateParams(name: names[depth], parent: parent.isEmpty ? nil : parent))
+            } catch .server(let error) where error.code == .alreadyExists {
+                folder = nil
+            } catch {
+                throw CLIFailure(error)
+            }
+        }
+        if let folder { return folder }
+        let existing = names.joined(separator: "/")
+        guard let found = try call(ControlMethods.FoldersList.self).first(where: { $0.path == existing }) else {
+            throw CLIFailure("the folder \(existing) exists but is not listed; try again")
+        }
+        return found
+    }
+
+    private func watch() throws(CLIFailure) {
+        let client = try client()
+        do {
+            try client.watch()
+            if !options.json { Output.error("Watching notesd at \(socketPath); Ctrl-C stops.") }
+            while let event = try client.nextEvent() {
+                Output.line(options.json ? try Output.json(event, pretty: false) : render.event(event))
+                Output.flush()
+            }
+        } catch let error as ControlClientError {
+            if case .connectionClosed = error { throw CLIFailure("notesd closed the connection (did it stop?); run `notesctl status` to check") }
+            throw CLIFailure(error)
+        } catch let error as CLIFailure {
+            throw error
+        } catch {
+            throw CLIFailure(String(describing: error))
+        }
+    }
+}
+
+/// Writing to the terminal: results to stdout, messages and prompts to stderr.
+enum Output {
+    static func line(_ text: String) { print(text) }
+
+    /// Exactly `text`, no newline added (`show --html > file`).
+    static func raw(_ text: String) { print(text, terminator: "") }
+
+    /// `fflush(nil)` flushes stdout (Swift's `print` buffers it) without naming the global.
+    static func flush() { fflush(nil) }
+
+    static func error(_ message: String) {
+        flush()
+        FileHandle.standardError.write(Data("notesctl: \(message)\n".utf8))
+    }
+
+    static func prompt(_ text: String) {
+        flush()
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+
+    /// `--json` output: sorted keys; pretty for one result, one line per event.
+    static func json(_ value: some Encodable, pretty: Bool = true) throws(CLIFailure) -> String {
+        let encoder = ControlJSON.encoder()
+        if pretty { encoder.outputFormatting.insert(.prettyPrinted) }
+        do { return String(decoding: try encoder.encode(value), as: UTF8.self) } catch {
+            throw CLIFailure("cannot encode the result as JSON: \(error)")
+        }
+    }
+}
