@@ -15,6 +15,8 @@ public struct LineFramer: Sendable {
     public struct LineTooLong: Error, Hashable, Sendable, CustomStringConvertible {
         public let maximumLineLength: Int
 
+        public init(maximumLineLength: Int) { self.maximumLineLength = maximumLineLength }
+
         public var description: String { "a line is longer than \(maximumLineLength) bytes" }
     }
 

@@ -340,7 +340,7 @@ enum HostPort {
     static func isValid(_ text: String) -> Bool {
         guard let colon = text.lastIndex(of: ":") else { return false }
         let host = text[..<colon], port = text[text.index(after: colon)...]
-        guard let number = Int(port), (1...65535).contains(number), port.allSatisfy(\.isASCII) else { return false }
+        guard let number = Int(port), (1...65535).contains(number), port.allSatisfy({ $0.isASCII && $0.isNumber }) else { return false }
         if host.hasPrefix("[") { return host.hasSuffix("]") && host.count > 2 && !host.dropFirst().dropLast().contains(where: { "[]/".contains($0) }) }
         return !host.isEmpty && !host.contains(":") && !host.contains(where: { $0.isWhitespace || $0 == "/" })
     }

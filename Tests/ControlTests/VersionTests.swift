@@ -1,3 +1,0 @@
-import Testing
-@testable import Control
-@Test func versionIsSet() { #expect(!NotesVersion.string.isEmpty) }
