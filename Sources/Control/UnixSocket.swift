@@ -28,6 +28,8 @@ public final class UnixStreamSocket {
     public let fileDescriptor: Int32
     public let path: String
     private var isOpen = true
+    /// Reused by every `receive`, so reading a large answer does not allocate per chunk.
+    private var readBuffer = [UInt8](repeating: 0, count: 65536)
 
     /// Takes ownership of a connected descriptor (e.g. one a server accepted).
     public init(adopting fileDescriptor: Int32, path: String) {
@@ -79,10 +81,10 @@ public final class UnixStreamSocket {
                 if errno != EINTR { throw SocketError(code: errno, operation: "wait for", path: path) }
             }
         }
-        var bytes = [UInt8](repeating: 0, count: maximumLength)
+        if readBuffer.count < maximumLength { readBuffer = [UInt8](repeating: 0, count: maximumLength) }
         while true {
-            let count = bytes.withUnsafeMutableBytes { recv(fileDescriptor, $0.baseAddress, maximumLength, 0) }
-            if count >= 0 { return Array(bytes.prefix(count)) }
+            let count = readBuffer.withUnsafeMutableBytes { recv(fileDescriptor, $0.baseAddress, maximumLength, 0) }
+            if count >= 0 { return Array(readBuffer[..<count]) }
             if errno != EINTR { throw SocketError(code: errno, operation: "read from", path: path) }
         }
     }

@@ -13,7 +13,7 @@ enum Command: Hashable, Sendable {
     case join(code: String, address: String?)
     case connect(address: String)
     case list(NotesListParams)
-    /// `format` is `nil` for the default view (a header, then the text); with a format flag
+    /// `format` is `nil` for the default view (details, then the Markdown); with a format flag
     /// only the body is printed, exactly.
     case show(id: String, format: NoteFormat?)
     case new(NewNote)

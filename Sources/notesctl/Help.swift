@@ -56,8 +56,8 @@ struct CommandSpec: Sendable {
             name: "show", usage: "show NOTE [--html|--text|--markdown]",
             summary: "Print a note.",
             details: """
-            Prints the note's details and its text. With a format flag, prints only the body
-            in that format, exactly (for scripts and redirection).
+            Prints the note's details and its body as Markdown. With a format flag, prints
+            only the body in that format, exactly (for scripts and redirection).
               --html --text --markdown   the body format
             """),
         CommandSpec(

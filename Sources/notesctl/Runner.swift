@@ -93,9 +93,11 @@ final class Runner {
             let notes = try call(ControlMethods.NotesList.self, filters)
             try emit(notes, render.notes(notes))
         case .show(let id, let format):
-            let document = try call(ControlMethods.NotesGet.self, NoteGetParams(id: id, format: format ?? .text))
+            // People see Markdown by default (headings, lists and checkboxes stay visible);
+            // scripts get the stored HTML.
+            let document = try call(ControlMethods.NotesGet.self, NoteGetParams(id: id, format: format ?? (options.json ? .html : .markdown)))
             if options.json {
-                try emit(document, "")
+                Output.line(try Output.json(document))
             } else if format != nil {
                 Output.raw(document.body)
             } else {
@@ -128,8 +130,8 @@ final class Runner {
             let folders = try call(ControlMethods.FoldersList.self)
             try emit(folders, render.folders(folders))
         case .makeFolder(let path, let parents):
-            let folder = try makeFolder(path: path, parents: parents)
-            try emit(folder, "Created folder \(folder.path)")
+            let (folder, created) = try makeFolder(path: path, parents: parents)
+            try emit(folder, created ? "Created folder \(folder.path)" : "Folder \(folder.path) already exists")
         case .removeFolder(let folder, let force):
             let deleted = try call(ControlMethods.FoldersDelete.self, FolderDeleteParams(folder: folder, force: force ? true : nil))
             let moved = deleted.notes + deleted.folders == 0 ? ""
@@ -137,7 +139,7 @@ final class Runner {
             try emit(deleted, "Deleted folder \(deleted.path)\(moved)")
         case .conflicts:
             let copies = try call(ControlMethods.NotesList.self, NotesListParams(conflicts: true))
-            if options.json { return try emit(copies, "") }
+            if options.json { return Output.line(try Output.json(copies)) }
             let originals = try call(ControlMethods.NotesList.self, NotesListParams()) + call(ControlMethods.NotesList.self, NotesListParams(trashed: true))
             Output.line(render.conflicts(copies, originals: Dictionary(originals.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })))
         case .log(let id):
@@ -248,12 +250,13 @@ final class Runner {
     }
 
     /// `mkdir`: the parent must exist, unless `parents`, which creates what is missing and
-    /// accepts a folder that is already there.
-    private func makeFolder(path: String, parents: Bool) throws(CLIFailure) -> FolderInfo {
+    /// accepts a folder that is already there. Returns the folder and whether it is new.
+    private func makeFolder(path: String, parents: Bool) throws(CLIFailure) -> (FolderInfo, created: Bool) {
         let names = FolderPath.components(path)
         guard parents else {
             let parent = names.dropLast().joined(separator: "/")
-            return try call(ControlMethods.FoldersCreate.self, FolderCreateParams(name: names[names.count - 1], parent: parent.isEmpty ? nil : parent))
+            let params = FolderCreateParams(name: names[names.count - 1], parent: parent.isEmpty ? nil : parent)
+            return (try call(ControlMethods.FoldersCreate.self, params), true)
         }
         let client = try client()
         var folder: FolderInfo?
@@ -267,12 +270,12 @@ final class Runner {
                 throw CLIFailure(error)
             }
         }
-        if let folder { return folder }
+        if let folder { return (folder, true) }
         let existing = names.joined(separator: "/")
         guard let found = try call(ControlMethods.FoldersList.self).first(where: { $0.path == existing }) else {
             throw CLIFailure("the folder \(existing) exists but is not listed; try again")
         }
-        return found
+        return (found, false)
     }
 
     private func watch() throws(CLIFailure) {

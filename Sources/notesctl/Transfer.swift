@@ -43,8 +43,13 @@ enum Transfer {
         var differing: [String] = []
         for file in plan {
             let format: NoteFormat = markdown ? .markdown : .html
-            let document = try call { () throws(ControlClientError) in
-                try client.call(ControlMethods.NotesGet.self, NoteGetParams(id: file.noteID, format: format))
+            let document: NoteDocument
+            do {
+                document = try client.call(ControlMethods.NotesGet.self, NoteGetParams(id: file.noteID, format: format))
+            } catch .server(let error) where error.code == .notFound {
+                continue  // purged since the listing
+            } catch {
+                throw CLIFailure(error)
             }
             let title = document.summary.title
             let text = markdown

@@ -20,6 +20,7 @@ import Testing
         #expect(FileNaming.safeName("   ") == "Untitled")
         #expect(FileNaming.safeName("end. ") == "end")
         #expect(FileNaming.safeName("//") == "__")
+        #expect(FileNaming.safeName("../../etc/passwd") == "_.._etc_passwd", "no path traversal")
     }
 
     @Test func reservedDeviceNamesAreAvoided() {

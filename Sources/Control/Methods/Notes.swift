@@ -89,10 +89,12 @@ public struct NotesListParams: Codable, Hashable, Sendable {
 public enum NoteFormat: String, Codable, Hashable, Sendable, CaseIterable {
     /// The stored HTML, exactly.
     case html
-    /// Text content: one line per paragraph or list item, a blank line between blocks.
+    /// The text content only: blocks (paragraphs, headings, list items…) separated by one
+    /// blank line, `<br>` as a newline, entities decoded, no markup or list markers.
+    /// `notesctl edit --text` turns it back into paragraphs.
     case text
-    /// Markdown: headings, lists, checklists (`- [x]`), emphasis, links, code, quotes;
-    /// anything else as its text.
+    /// Markdown (docs/control-protocol.md, "Body formats"): headings, lists, checklists
+    /// (`- [x]`), quotes, code, rules, emphasis, links; anything else as its text.
     case markdown
 }
 
