@@ -1,0 +1,41 @@
+/// Cuts a byte stream into frames: a 4-byte big-endian length, then that many bytes.
+///
+/// Bytes may arrive split anywhere or many frames at once. The length is checked against the
+/// caller's cap as soon as its 4 bytes are in, before any room is made for the frame, so a
+/// hostile length costs nothing.
+struct FrameDecoder: Sendable {
+    static let prefixLength = 4
+
+    private var buffer: [UInt8] = []
+    private var readIndex = 0
+
+    /// Bytes received but not yet returned as a frame.
+    var bufferedByteCount: Int { buffer.count - readIndex }
+
+    mutating func append(_ bytes: some Collection<UInt8>) {
+        if readIndex > 0 && readIndex >= buffer.count / 2 {
+            buffer.removeFirst(readIndex)
+            readIndex = 0
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// The next whole frame, `nil` if more bytes are needed, or an error if the announced
+    /// length exceeds `maxLength`.
+    mutating func nextFrame(maxLength: Int) throws(ChannelError) -> [UInt8]? {
+        guard bufferedByteCount >= Self.prefixLength else { return nil }
+        let length = buffer[readIndex..<readIndex + Self.prefixLength].reduce(0) { $0 << 8 | Int($1) }
+        guard length <= maxLength else { throw ChannelError(.frameTooLarge(length: length, limit: maxLength)) }
+        guard bufferedByteCount >= Self.prefixLength + length else { return nil }
+        let start = readIndex + Self.prefixLength
+        readIndex = start + length
+        return Array(buffer[start..<readIndex])
+    }
+
+    /// `payload` with its 4-byte big-endian length in front.
+    static func frame(_ payload: [UInt8]) -> [UInt8] {
+        precondition(payload.count <= Int(UInt32.max), "frame of \(payload.count) bytes does not fit a 4-byte length")
+        let length = UInt32(payload.count)
+        return [UInt8(length >> 24), UInt8(truncatingIfNeeded: length >> 16), UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)] + payload
+    }
+}
