@@ -1,0 +1,137 @@
+/// Three-way merge of sequences: what changed from `base` to each side, combined.
+///
+/// Each side's changes are the hunks of its diff from the base. A hunk occupies the base
+/// elements it replaces, and an insertion occupies the point between two base elements; hunks of
+/// the two sides that occupy a common element or point (or an insertion point strictly inside
+/// a replaced range) overlap, and overlapping hunks form one region:
+///
+/// - a region changed by one side only → that side's version;
+/// - both sides made the region the same → that version, once;
+/// - both sides inserted at the same point, differently → both insertions, the winner's first,
+///   with elements both inserted (in the same order) kept once;
+/// - both sides changed the same base elements differently → a conflict: the winner's version.
+///
+/// Hunks that only touch (an insertion right before or after the other side's change, or two
+/// changes of neighbouring elements) do not overlap and both apply. GNU `diff3` calls those
+/// conflicts; wherever it merges cleanly, this merges identically (tested).
+public enum Diff3 {
+    public struct Merged<Element> {
+        public var elements: [Element]
+        /// The base ranges both sides changed differently, where `elements` holds the winner's version.
+        public var conflicts: [Range<Int>]
+    }
+
+    /// `winner` is the side with the later stamp: its version is taken in conflicts, and its
+    /// insertions go first. Swapping which side wins changes only those two things.
+    public static func merge<Element: Equatable>(base: [Element], winner: [Element], loser: [Element]) -> Merged<Element> {
+        let winnerEdits = Diff.hunks(from: base, to: winner).map { Edit(hunk: $0, byWinner: true) }
+        let loserEdits = Diff.hunks(from: base, to: loser).map { Edit(hunk: $0, byWinner: false) }
+        var merged: [Element] = []
+        merged.reserveCapacity(Swift.max(winner.count, loser.count))
+        var conflicts: [Range<Int>] = []
+        var baseNext = 0
+
+        func version(of edits: ArraySlice<Edit>, side: [Element], region: Range<Int>) -> [Element] {
+            var out: [Element] = []
+            var position = region.lowerBound
+            for edit in edits {
+                out += base[position..<edit.hunk.old.lowerBound]
+                out += side[edit.hunk.new]
+                position = edit.hunk.old.upperBound
+            }
+            out += base[position..<region.upperBound]
+            return out
+        }
+
+        for region in regions(winnerEdits, loserEdits) {
+            merged += base[baseNext..<region.range.lowerBound]
+            baseNext = region.range.upperBound
+            let winnerVersion = version(of: region.winnerEdits, side: winner, region: region.range)
+            if region.loserEdits.isEmpty {
+                merged += winnerVersion
+                continue
+            }
+            let loserVersion = version(of: region.loserEdits, side: loser, region: region.range)
+            if region.winnerEdits.isEmpty || winnerVersion == loserVersion {
+                merged += region.winnerEdits.isEmpty ? loserVersion : winnerVersion
+            } else if region.range.isEmpty {
+                merged += union(winnerVersion, loserVersion)
+            } else {
+                merged += winnerVersion
+                conflicts.append(region.range)
+            }
+        }
+        merged += base[baseNext...]
+        return Merged(elements: merged, conflicts: conflicts)
+    }
+
+    /// Both insertions, the winner's first, each run both share (by diff) kept once.
+    private static func union<Element: Equatable>(_ winner: [Element], _ loser: [Element]) -> [Element] {
+        var out: [Element] = []
+        var winnerNext = 0
+        for hunk in Diff.hunks(from: winner, to: loser) {
+            out += winner[winnerNext..<hunk.old.upperBound]
+            out += loser[hunk.new]
+            winnerNext = hunk.old.upperBound
+        }
+        out += winner[winnerNext...]
+        return out
+    }
+
+    private struct Edit {
+        var hunk: Diff.Hunk
+        var byWinner: Bool
+
+        /// The base positions the hunk occupies, doubled so that points and elements interleave:
+        /// the point before element `i` is `2i`, element `i` is `2i + 1`. An insertion at `p`
+        /// occupies `[2p, 2p]`; replacing `[s, e)` occupies `[2s + 1, 2e - 1]`, which includes
+        /// the points strictly inside but not the points at its edges.
+        var occupied: ClosedRange<Int> {
+            let old = hunk.old
+            return old.isEmpty ? 2 * old.lowerBound...2 * old.lowerBound : 2 * old.lowerBound + 1...2 * old.upperBound - 1
+        }
+    }
+
+    private struct Region {
+        var range: Range<Int>
+        var winnerEdits: ArraySlice<Edit>
+        var loserEdits: ArraySlice<Edit>
+    }
+
+    /// Groups the two sides' edits (each sorted, never overlapping their own side) into regions
+    /// of transitively overlapping edits, in base order.
+    private static func regions(_ winnerEdits: [Edit], _ loserEdits: [Edit]) -> [Region] {
+        var regions: [Region] = []
+        var nextWinner = 0, nextLoser = 0
+        while nextWinner < winnerEdits.count || nextLoser < loserEdits.count {
+            let takeWinner = nextLoser == loserEdits.count
+                || (nextWinner < winnerEdits.count
+                    && winnerEdits[nextWinner].occupied.lowerBound <= loserEdits[nextLoser].occupied.lowerBound)
+            let first = takeWinner ? winnerEdits[nextWinner] : loserEdits[nextLoser]
+            let winnerStart = nextWinner, loserStart = nextLoser
+            if takeWinner { nextWinner += 1 } else { nextLoser += 1 }
+            var reach = first.occupied.upperBound
+            var range = first.hunk.old
+            while true {
+                if nextWinner < winnerEdits.count, winnerEdits[nextWinner].occupied.lowerBound <= reach {
+                    let edit = winnerEdits[nextWinner]
+                    reach = Swift.max(reach, edit.occupied.upperBound)
+                    range = Swift.min(range.lowerBound, edit.hunk.old.lowerBound)..<Swift.max(range.upperBound, edit.hunk.old.upperBound)
+                    nextWinner += 1
+                } else if nextLoser < loserEdits.count, loserEdits[nextLoser].occupied.lowerBound <= reach {
+                    let edit = loserEdits[nextLoser]
+                    reach = Swift.max(reach, edit.occupied.upperBound)
+                    range = Swift.min(range.lowerBound, edit.hunk.old.lowerBound)..<Swift.max(range.upperBound, edit.hunk.old.upperBound)
+                    nextLoser += 1
+                } else {
+                    break
+                }
+            }
+            regions.append(Region(
+                range: range,
+                winnerEdits: winnerEdits[winnerStart..<nextWinner],
+                loserEdits: loserEdits[loserStart..<nextLoser]))
+        }
+        return regions
+    }
+}
