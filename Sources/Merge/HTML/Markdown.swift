@@ -45,8 +45,9 @@ private struct MarkdownWriter {
         // Nested items indent to their parent's content; levels with no parent item add two spaces.
         let indent = (contentColumns.last ?? 0) + 2 * (depth - 1 - contentColumns.count)
         let indentation = String(repeating: " ", count: indent)
-        let marker = block.isOrderedListItem == true ? "\(counters[depth - 1])." : "-"
-        counters[depth - 1] += 1
+        let ordered = block.isOrderedListItem == true
+        let marker = ordered ? "\(counters[depth - 1])." : "-"
+        if ordered { counters[depth - 1] += 1 }
         contentColumns.append(indentation.count + marker.count + 1)
         let checkbox = block.checked.map { $0 ? "[x] " : "[ ] " } ?? ""
         let continuation = "\n" + String(repeating: " ", count: indentation.count + marker.count + 1)
