@@ -59,6 +59,26 @@ import Testing
         #expect(disjoint == [Diff.Hunk(old: 0..<300, new: 0..<400)])
     }
 
+    /// Values whose fingerprint collides on purpose: the diff must notice and still be exact.
+    struct Colliding: Fingerprinted {
+        var value: Int
+        var fingerprint: UInt64 { UInt64(value % 3) }
+    }
+
+    @Test func fingerprintCollisionsFallBackToComparingElements() {
+        for seed in Seeds.forProperty("fingerprintCollisionsFallBackToComparingElements", count: 500) {
+            var random = SeededGenerator(seed: seed)
+            let old = (0..<Int.random(in: 0...15, using: &random)).map { _ in Int.random(in: 0..<9, using: &random) }
+            let new = (0..<Int.random(in: 0...15, using: &random)).map { _ in Int.random(in: 0..<9, using: &random) }
+            // Still a shortest edit script of the values themselves (when every fingerprint match
+            // happens to be a true match, it may be another one of equal length).
+            let keyed = Diff.hunks(from: old.map(Colliding.init), to: new.map(Colliding.init))
+            #expect(Self.apply(keyed, to: old, new: new) == new, "MERGE_SEED=\(seed)")
+            let edits = keyed.reduce(0) { $0 + $1.old.count + $1.new.count }
+            #expect(edits == old.count + new.count - 2 * Self.lcsLength(old, new), "MERGE_SEED=\(seed)")
+        }
+    }
+
     @Test func diff3TakesWhatOneSideChanged() {
         let merged = Diff3.merge(base: [1, 2, 3, 4, 5], winner: [1, 20, 3, 4, 5], loser: [1, 2, 3, 5, 6])
         #expect(merged.elements == [1, 20, 3, 5, 6])

@@ -20,6 +20,32 @@ public enum Diff {
 
     /// The changes that turn `old` into `new`, in order, touching as few elements as possible.
     public static func hunks<Element: Equatable>(from old: [Element], to new: [Element]) -> [Hunk] {
+        comparingElements(old, new)
+    }
+
+    /// The same for elements that carry a fingerprint: the search compares fingerprints (plain
+    /// integers, no copies of the elements), then every matched pair is checked with `==`. If
+    /// two different elements ever share a fingerprint, the diff is redone on the elements.
+    public static func hunks<Element: Fingerprinted>(from old: [Element], to new: [Element]) -> [Hunk] {
+        var matcher = Matcher(old: old.map(\.fingerprint), new: new.map(\.fingerprint))
+        var pairs: [(Int, Int)] = []
+        matcher.match { pairs.append(($0, $1)) }
+        let verified = old.withUnsafeBufferPointer { old in
+            new.withUnsafeBufferPointer { new in pairs.allSatisfy { old[$0.0] == new[$0.1] } }
+        }
+        guard verified else { return comparingElements(old, new) }
+        return hunks(oldCount: old.count, newCount: new.count) { report in
+            for (oldIndex, newIndex) in pairs { report(oldIndex, newIndex) }
+        }
+    }
+
+    private static func comparingElements<Element: Equatable>(_ old: [Element], _ new: [Element]) -> [Hunk] {
+        var matcher = Matcher(old: old, new: new)
+        return hunks(oldCount: old.count, newCount: new.count) { matcher.match($0) }
+    }
+
+    /// Hunks from the matched pairs that `match` reports in order: the gaps between them.
+    private static func hunks(oldCount: Int, newCount: Int, match: ((Int, Int) -> Void) -> Void) -> [Hunk] {
         var hunks: [Hunk] = []
         var oldNext = 0
         var newNext = 0
@@ -30,14 +56,19 @@ public enum Diff {
             oldNext = oldIndex + 1
             newNext = newIndex + 1
         }
-        var matcher = Matcher(old: old, new: new)
-        matcher.match(old: 0..<old.count, new: 0..<new.count) { oldIndex, newIndex in
-            close(atOld: oldIndex, new: newIndex)
-        }
-        close(atOld: old.count, new: new.count)
+        match(close)
+        close(atOld: oldCount, new: newCount)
         return hunks
     }
 }
+
+/// Elements carrying a deterministic 64-bit hash, equal for equal elements (a block's
+/// fingerprint), which lets the diff compare integers instead of elements.
+public protocol Fingerprinted: Equatable {
+    var fingerprint: UInt64 { get }
+}
+
+extension Block: Fingerprinted {}
 
 /// Finds a longest common subsequence and reports its pairs `(oldIndex, newIndex)` in order.
 private struct Matcher<Element: Equatable> {
@@ -52,7 +83,12 @@ private struct Matcher<Element: Equatable> {
         self.new = new
     }
 
-    mutating func match(old oldRange: Range<Int>, new newRange: Range<Int>, _ report: (Int, Int) -> Void) {
+    /// Reports the pairs of a longest common subsequence of the whole sequences.
+    mutating func match(_ report: (Int, Int) -> Void) {
+        match(old: 0..<old.count, new: 0..<new.count, report)
+    }
+
+    private mutating func match(old oldRange: Range<Int>, new newRange: Range<Int>, _ report: (Int, Int) -> Void) {
         var oldLow = oldRange.lowerBound, oldHigh = oldRange.upperBound
         var newLow = newRange.lowerBound, newHigh = newRange.upperBound
         while oldLow < oldHigh, newLow < newHigh, old[oldLow] == new[newLow] {

@@ -24,8 +24,19 @@ public enum Diff3 {
     /// `winner` is the side with the later stamp: its version is taken in conflicts, and its
     /// insertions go first. Swapping which side wins changes only those two things.
     public static func merge<Element: Equatable>(base: [Element], winner: [Element], loser: [Element]) -> Merged<Element> {
-        let winnerEdits = Diff.hunks(from: base, to: winner).map { Edit(hunk: $0, byWinner: true) }
-        let loserEdits = Diff.hunks(from: base, to: loser).map { Edit(hunk: $0, byWinner: false) }
+        merge(base: base, winner: winner, loser: loser) { Diff.hunks(from: $0, to: $1) }
+    }
+
+    /// The same, diffing by fingerprints (blocks).
+    public static func merge<Element: Fingerprinted>(base: [Element], winner: [Element], loser: [Element]) -> Merged<Element> {
+        merge(base: base, winner: winner, loser: loser) { Diff.hunks(from: $0, to: $1) }
+    }
+
+    private static func merge<Element: Equatable>(
+        base: [Element], winner: [Element], loser: [Element], diff: ([Element], [Element]) -> [Diff.Hunk]
+    ) -> Merged<Element> {
+        let winnerEdits = diff(base, winner).map { Edit(hunk: $0, byWinner: true) }
+        let loserEdits = diff(base, loser).map { Edit(hunk: $0, byWinner: false) }
         var merged: [Element] = []
         merged.reserveCapacity(Swift.max(winner.count, loser.count))
         var conflicts: [Range<Int>] = []
@@ -55,7 +66,7 @@ public enum Diff3 {
             if region.winnerEdits.isEmpty || winnerVersion == loserVersion {
                 merged += region.winnerEdits.isEmpty ? loserVersion : winnerVersion
             } else if region.range.isEmpty {
-                merged += union(winnerVersion, loserVersion)
+                merged += union(winnerVersion, loserVersion, diff: diff)
             } else {
                 merged += winnerVersion
                 conflicts.append(region.range)
@@ -66,10 +77,12 @@ public enum Diff3 {
     }
 
     /// Both insertions, the winner's first, each run both share (by diff) kept once.
-    private static func union<Element: Equatable>(_ winner: [Element], _ loser: [Element]) -> [Element] {
+    private static func union<Element: Equatable>(
+        _ winner: [Element], _ loser: [Element], diff: ([Element], [Element]) -> [Diff.Hunk]
+    ) -> [Element] {
         var out: [Element] = []
         var winnerNext = 0
-        for hunk in Diff.hunks(from: winner, to: loser) {
+        for hunk in diff(winner, loser) {
             out += winner[winnerNext..<hunk.old.upperBound]
             out += loser[hunk.new]
             winnerNext = hunk.old.upperBound
