@@ -9,6 +9,18 @@ enum MergeBench {
     static func run() {
         print("   blocks   edits/side   merge median    p95   per 1k blocks   conflict   split median   join median   runs")
         for size in [500, 2_000, 8_000] { measure(blocks: size) }
+        rewrittenEverywhere(blocks: 2_000)
+    }
+
+    /// The worst case for an O(ND) diff: both sides replaced every block (D = 2n per diff).
+    private static func rewrittenEverywhere(blocks size: Int) {
+        let base = Note(title: "Bench", body: (0..<size).map { Block.paragraph("base \($0)") })
+        let a = Note(title: "Bench", body: (0..<size).map { Block.paragraph("a \($0)") })
+        let b = Note(title: "Bench", body: (0..<size).map { Block.paragraph("b \($0)") })
+        let versionA = Version(stamp: stamp(10, 1), record: .live(a))
+        let versionB = Version(stamp: stamp(20, 2), record: .live(b))
+        let times = time(runs: 5) { _ = NoteMerge.merge(note: RecordID(high: 1, low: 2), base: .live(base), versionA, versionB) }
+        print("   worst case, both sides rewrote all \(size) blocks: median \(format(percentile(times, 0.5))) ms (conflict)")
     }
 
     private static func measure(blocks size: Int) {

@@ -105,7 +105,7 @@ import Testing
     @Test func diff3ConflictTakesTheWinnersRegion() {
         let merged = Diff3.merge(base: [1, 2, 3, 4], winner: [1, 20, 30, 4], loser: [1, 2, 33, 4])
         #expect(merged.elements == [1, 20, 30, 4])
-        #expect(merged.conflicts == [1..<3])
+        #expect(merged.conflicts == [2..<3])
         // Deleting what the other side changed is a conflict too.
         let deleted = Diff3.merge(base: [1, 2, 3], winner: [1, 3], loser: [1, 22, 3])
         #expect(deleted.elements == [1, 3])
@@ -127,6 +127,18 @@ import Testing
         let inside = Diff3.merge(base: [1, 2, 3, 4], winner: [1, 2, 9, 3, 4], loser: [1, 50, 4])
         #expect(inside.conflicts == [1..<3])
         #expect(inside.elements == [1, 2, 9, 3, 4])
+    }
+
+    @Test func diff3ReadsEqualLengthReplacementsAsChangesInPlace() {
+        // The winner changed 2 and 3 (one hunk of two elements); the loser changed 3 only.
+        let merged = Diff3.merge(base: [1, 2, 3, 4], winner: [1, 20, 30, 4], loser: [1, 2, 33, 44])
+        #expect(merged.elements == [1, 20, 30, 44])
+        #expect(merged.conflicts == [2..<3])
+        let reversed = Diff3.merge(base: [1, 2, 3, 4], winner: [1, 2, 33, 44], loser: [1, 20, 30, 4])
+        #expect(reversed.elements == [1, 20, 33, 44])
+        // Unequal lengths stay one change.
+        let glued = Diff3.merge(base: [1, 2, 3, 4], winner: [1, 20, 25, 30, 4], loser: [1, 2, 33, 4])
+        #expect(glued.conflicts == [1..<3])
     }
 
     @Test func diff3OfStrings() {

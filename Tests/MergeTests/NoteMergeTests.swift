@@ -217,3 +217,46 @@ import Testing
         #expect(merge(base, version, version) == MergeOutcome(merged: .live(a), conflict: nil))
     }
 }
+
+/// The worked example of docs/merge.md, kept true by this test.
+@Suite struct DocumentedExampleTests {
+    @Test func packingList() throws {
+        let base = """
+            <h1>Packing</h1>
+            <p>Leave Friday at six.</p>
+            <ul><li data-checked="false">passport</li><li data-checked="false">charger</li></ul>
+            """
+        let laptop = """
+            <h1>Packing</h1>
+            <p>Leave Friday at five.</p>
+            <ul><li data-checked="true">passport</li><li data-checked="false">charger</li></ul>
+            """
+        let phone = """
+            <h1>Packing</h1>
+            <p>Leave Saturday at six.</p>
+            <ul><li data-checked="false">passport</li><li data-checked="true">charger</li><li data-checked="false">sunscreen</li></ul>
+            """
+        let outcome = NoteMerge.merge(
+            note: Fixtures.noteID, base: .live(Fixtures.note("Trip", base)),
+            Fixtures.version(Fixtures.note("Trip", laptop), at: 1_000), Fixtures.version(Fixtures.note("Trip", phone), at: 2_000))
+        let merged = try #require(outcome.merged.live)
+        #expect(HTMLBlocks.join(merged.body) == """
+            <h1>Packing</h1>
+            <p>Leave Saturday at six.</p>
+            <ul><li data-checked="true">passport</li><li data-checked="true">charger</li><li data-checked="false">sunscreen</li></ul>
+            """)
+        let conflict = try #require(outcome.conflict)
+        #expect(conflict.copy.title == "Trip (other version)")
+        #expect(HTMLBlocks.join(conflict.copy.body) == laptop)
+        #expect(HTMLBlocks.markdown(merged.body) == """
+            # Packing
+
+            Leave Saturday at six.
+
+            - [x] passport
+            - [x] charger
+            - [ ] sunscreen
+
+            """)
+    }
+}

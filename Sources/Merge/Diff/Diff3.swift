@@ -1,6 +1,7 @@
 /// Three-way merge of sequences: what changed from `base` to each side, combined.
 ///
-/// Each side's changes are the hunks of its diff from the base. A hunk occupies the base
+/// Each side's changes are the hunks of its diff from the base, a hunk that replaces n elements
+/// by n others being read as n changes in place (one per element). A hunk occupies the base
 /// elements it replaces, and an insertion occupies the point between two base elements; hunks of
 /// the two sides that occupy a common element or point (or an insertion point strictly inside
 /// a replaced range) overlap, and overlapping hunks form one region:
@@ -35,8 +36,8 @@ public enum Diff3 {
     private static func merge<Element: Equatable>(
         base: [Element], winner: [Element], loser: [Element], diff: ([Element], [Element]) -> [Diff.Hunk]
     ) -> Merged<Element> {
-        let winnerEdits = diff(base, winner).map { Edit(hunk: $0, byWinner: true) }
-        let loserEdits = diff(base, loser).map { Edit(hunk: $0, byWinner: false) }
+        let winnerEdits = inPlace(diff(base, winner)).map { Edit(hunk: $0) }
+        let loserEdits = inPlace(diff(base, loser)).map { Edit(hunk: $0) }
         var merged: [Element] = []
         merged.reserveCapacity(Swift.max(winner.count, loser.count))
         var conflicts: [Range<Int>] = []
@@ -76,6 +77,20 @@ public enum Diff3 {
         return Merged(elements: merged, conflicts: conflicts)
     }
 
+    /// Reads a hunk that replaces n elements by n others as n changes in place, one per element,
+    /// so that editing a paragraph and ticking the checklist item right after it are two changes,
+    /// and a concurrent edit of the paragraph conflicts with the first only.
+    private static func inPlace(_ hunks: [Diff.Hunk]) -> [Diff.Hunk] {
+        guard hunks.contains(where: { $0.old.count > 1 && $0.old.count == $0.new.count }) else { return hunks }
+        return hunks.flatMap { hunk -> [Diff.Hunk] in
+            guard hunk.old.count > 1, hunk.old.count == hunk.new.count else { return [hunk] }
+            return (0..<hunk.old.count).map { offset in
+                Diff.Hunk(old: hunk.old.lowerBound + offset..<hunk.old.lowerBound + offset + 1,
+                          new: hunk.new.lowerBound + offset..<hunk.new.lowerBound + offset + 1)
+            }
+        }
+    }
+
     /// Both insertions, the winner's first, each run both share (by diff) kept once.
     private static func union<Element: Equatable>(
         _ winner: [Element], _ loser: [Element], diff: ([Element], [Element]) -> [Diff.Hunk]
@@ -93,7 +108,6 @@ public enum Diff3 {
 
     private struct Edit {
         var hunk: Diff.Hunk
-        var byWinner: Bool
 
         /// The base positions the hunk occupies, doubled so that points and elements interleave:
         /// the point before element `i` is `2i`, element `i` is `2i + 1`. An insertion at `p`
