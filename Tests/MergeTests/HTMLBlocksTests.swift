@@ -245,6 +245,21 @@ import Testing
         #expect(HTMLBlocks.split(html) == blocks)
     }
 
+    @Test func deepNestingNeitherCrashesNorLosesText() {
+        // Far deeper than any editor writes; the splitter must not recurse this deep.
+        let depth = 5_000
+        for (open, close) in [("<div><p>x</p>", "</div>"), ("<ul><li>x", "</li></ul>"), ("<ol>", "</ol>"),
+                              ("<blockquote><p>x</p>", "</blockquote>")] {
+            let html = String(repeating: open, count: depth) + "<p>end</p>" + String(repeating: close, count: depth)
+            let blocks = HTMLBlocks.split(html)
+            #expect(!blocks.isEmpty)
+            #expect(blocks.map(\.text).joined().filter { !$0.isWhitespace }.count
+                    == HTMLBlocks.text(html).filter { !$0.isWhitespace }.count)
+            #expect(HTMLBlocks.split(HTMLBlocks.join(blocks)) == blocks)
+            #expect(!HTMLBlocks.markdown(blocks).isEmpty)
+        }
+    }
+
     @Test func paragraphFromPlainTextEscapes() {
         let block = Block.paragraph("a < b & c > d")
         #expect(block.content == "a &lt; b &amp; c &gt; d")

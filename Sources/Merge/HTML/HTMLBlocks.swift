@@ -13,14 +13,20 @@
 /// Guarantees (property-tested): no character of text is dropped — the text of the input equals
 /// the text of the blocks up to whitespace between blocks — and `split(join(split(h))) == split(h)`.
 public enum HTMLBlocks {
+    /// The blocks of `html`. Never fails: what it cannot classify, it keeps verbatim.
     public static func split(_ html: String) -> [Block] {
         var html = html
         return html.withUTF8 { bytes in
             var splitter = Splitter(bytes: bytes)
-            splitter.splitRange(0..<splitter.tokens.count)
+            splitter.splitRange(0..<splitter.tokens.count, depth: 0)
             return splitter.blocks
         }
     }
+
+    /// How deep wrappers and lists are followed. Deeper nesting — never written by an editor,
+    /// but possible in imported or hostile HTML — is kept verbatim (wrappers) or continues as a
+    /// new top-level list (lists), so splitting never recurses without bound.
+    static let maximumNesting = 48
 
     /// The HTML of `blocks`: consecutive list items share their lists, and an item followed by
     /// deeper items holds their list, so `<ul><li>a<ul><li>b</li></ul></li></ul>` comes back as
@@ -138,8 +144,8 @@ private struct Splitter {
         self.matchingEnd = matchingEnd
     }
 
-    /// Splits `tokens[range]` like the top level of a document.
-    mutating func splitRange(_ range: Range<Int>) {
+    /// Splits `tokens[range]` like the top level of a document, `depth` wrappers deep.
+    mutating func splitRange(_ range: Range<Int>, depth: Int) {
         var index = range.lowerBound
         while index < range.upperBound {
             let token = tokens[index]
@@ -147,7 +153,7 @@ private struct Splitter {
             case .text where isWhitespace(token):
                 index += 1
             case .startTag where HTMLNames.blockLevel.contains(token.name):
-                index = splitElement(at: index, end: range.upperBound)
+                index = splitElement(at: index, end: range.upperBound, depth: depth)
             case .endTag where HTMLNames.blockLevel.contains(token.name):
                 appendOpaque(index..<index + 1)
                 index += 1
@@ -167,7 +173,7 @@ private struct Splitter {
     }
 
     /// The block-level element starting at `tokens[start]`; returns the index after it.
-    private mutating func splitElement(at start: Int, end: Int) -> Int {
+    private mutating func splitElement(at start: Int, end: Int, depth: Int) -> Int {
         let token = tokens[start]
         let attributes = HTMLTokenizer.attributes(of: token, in: bytes)
         guard attributes.allSatisfy({ $0.problem == nil }) else {
@@ -202,9 +208,9 @@ private struct Splitter {
             append(.code, attributes: attributes, content: canonicalHTML(inner, trim: false))
         } else if name == "div", !containsBlockBoundary(inner) {
             append(.division, attributes: attributes, content: canonicalHTML(inner, trim: true))
-        } else if HTMLNames.wrappers.contains(name) {
+        } else if HTMLNames.wrappers.contains(name), depth < HTMLBlocks.maximumNesting {
             appendOpaque(start..<start + 1)
-            splitRange(inner)
+            splitRange(inner, depth: depth + 1)
             appendOpaque(close..<close + 1)
         } else {
             appendOpaque(start..<close + 1)
@@ -261,7 +267,8 @@ private struct Splitter {
                 let item = splitItem(at: index, containers: containers, end: end)
                 if item.interrupted { return item }
                 index = item.next
-            case .startTag where (token.name == "ul" || token.name == "ol") && hasWritableAttributes(token):
+            case .startTag where (token.name == "ul" || token.name == "ol") && hasWritableAttributes(token)
+                && containers.count < HTMLBlocks.maximumNesting:
                 let nested = splitList(at: index, enclosing: containers, end: end)
                 if nested.interrupted { return nested }
                 index = nested.next
@@ -306,6 +313,10 @@ private struct Splitter {
             if token.kind == .startTag, token.name == "li" || (isList && !hasWritableAttributes(token)) {
                 flush(&self, upTo: index)
                 return (index, false)
+            }
+            if token.kind == .startTag, isList, containers.count >= HTMLBlocks.maximumNesting {
+                flush(&self, upTo: index)
+                return (index, true)
             }
             if token.kind == .endTag, isList {
                 flush(&self, upTo: index)

@@ -5,14 +5,27 @@ extension HTMLBlocks {
     /// rules. Opaque blocks (tables, unknown HTML) are written as raw HTML, which Markdown allows.
     /// Empty paragraphs are left out: Markdown has no way to say them.
     public static func markdown(_ blocks: [Block]) -> String {
-        var writer = MarkdownWriter()
+        markdown(blocks, quoteDepth: 0)
+    }
+
+    fileprivate static func markdown(_ blocks: [Block], quoteDepth: Int) -> String {
+        var writer = MarkdownWriter(quoteDepth: quoteDepth)
         for block in blocks { writer.add(block) }
         return writer.output.isEmpty ? "" : writer.output + "\n"
     }
 }
 
 private struct MarkdownWriter {
-    var output = ""
+    /// How many quotes this text sits in. Each level splits its quote's content again, so past
+    /// `maximumQuoteNesting` (deeper than email replies go) a quote is written as raw HTML.
+    let quoteDepth: Int
+    private(set) var output = ""
+    static let maximumQuoteNesting = 8
+
+    init(quoteDepth: Int) {
+        self.quoteDepth = quoteDepth
+    }
+
     /// The containers of the last list item written, if the last block was one.
     private var lastListContainers: [ListContainer]?
     /// Per depth of the current list nesting: the next number for ordered items.
@@ -22,7 +35,7 @@ private struct MarkdownWriter {
 
     mutating func add(_ block: Block) {
         guard case .listItem(let containers) = block.kind else {
-            guard let text = Self.render(block) else { return }
+            guard let text = render(block) else { return }
             lastListContainers = nil
             counters = []
             contentColumns = []
@@ -62,7 +75,7 @@ private struct MarkdownWriter {
     }
 
     /// A block other than a list item, or nil for one with nothing to show.
-    static func render(_ block: Block) -> String? {
+    func render(_ block: Block) -> String? {
         switch block.kind {
         case .paragraph, .division:
             let text = MarkdownInline.render(block.content)
@@ -73,14 +86,19 @@ private struct MarkdownWriter {
         case .rule:
             return "---"
         case .code:
-            return codeFence(block)
+            return Self.codeFence(block)
         case .quote:
+            guard quoteDepth < Self.maximumQuoteNesting else {
+                var html = ""
+                HTMLBlocks.appendHTML(of: block, to: &html)
+                return html
+            }
             let inner: String
-            if HTMLBlocks.split(block.content).allSatisfy({ $0.kind == .opaque }) {
+            let children = HTMLBlocks.split(block.content)
+            if children.allSatisfy({ $0.kind == .opaque }) {
                 inner = MarkdownInline.render(block.content)
             } else {
-                inner = HTMLBlocks.markdown(HTMLBlocks.split(block.content))
-                    .trimmingSuffix(while: { $0 == "\n" })
+                inner = HTMLBlocks.markdown(children, quoteDepth: quoteDepth + 1).trimmingSuffix(while: { $0 == "\n" })
             }
             return inner.split(separator: "\n", omittingEmptySubsequences: false)
                 .map { $0.isEmpty ? ">" : "> " + $0 }
