@@ -23,7 +23,8 @@ struct GNUDiff3Tests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         var clean = 0
-        for seed in Seeds.forProperty("cleanMergesAgreeOnUniqueTokens", count: 300) {
+        let seeds = Seeds.forProperty("cleanMergesAgreeOnUniqueTokens", count: 300)
+        for seed in seeds {
             var random = SeededGenerator(seed: seed)
             var fresh = 0
             func token() -> String {
@@ -50,8 +51,9 @@ struct GNUDiff3Tests {
             #expect(Diff3.merge(base: base, winner: a, loser: b).elements == gnu, "MERGE_SEED=\(seed): base \(base) a \(a) b \(b)")
             #expect(Diff3.merge(base: base, winner: b, loser: a).elements == gnu, "MERGE_SEED=\(seed): base \(base) a \(a) b \(b)")
         }
-        // The check means something only if GNU merged a fair share cleanly.
-        #expect(clean > 60, "only \(clean) clean merges")
+        // The check means something only if GNU merged a fair share cleanly (not checked when
+        // replaying one seed).
+        if seeds.count > 1 { #expect(clean > seeds.count / 5, "only \(clean) clean merges in \(seeds.count) cases") }
     }
 
     /// `diff3 -m mine older yours`: the merged lines, or nil when GNU found a conflict.

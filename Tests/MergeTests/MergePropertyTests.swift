@@ -26,7 +26,8 @@ import Testing
 
     @Test func symmetricDeterministicAndLosesNoText() {
         var conflicts = 0, tombstones = 0
-        for seed in Seeds.forProperty("symmetricDeterministicAndLosesNoText", count: Self.cases) {
+        let seeds = Seeds.forProperty("symmetricDeterministicAndLosesNoText", count: Self.cases)
+        for seed in seeds {
             var random = SeededGenerator(seed: seed)
             var history = RandomHistory(using: &random)
             let o = history.base
@@ -77,9 +78,12 @@ import Testing
             }
             if outcome.merged == .tombstone { tombstones += 1 }
         }
-        // The generator must exercise the interesting paths, or the properties prove little.
-        #expect(conflicts > Self.cases / 20, "only \(conflicts) conflicts")
-        #expect(tombstones > 0, "no tombstone outcomes")
+        // The generator must exercise the interesting paths, or the properties prove little
+        // (not checked when replaying one seed).
+        if seeds.count > 1 {
+            #expect(conflicts > seeds.count / 20, "only \(conflicts) conflicts in \(seeds.count) cases")
+            #expect(tombstones > 0, "no tombstone outcomes")
+        }
     }
 
     /// The same version rebuilt from block encodings: equal values, separate storage.
