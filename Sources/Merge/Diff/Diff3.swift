@@ -162,3 +162,6 @@ public enum Diff3 {
         return regions
     }
 }
+
+extension Diff3.Merged: Equatable where Element: Equatable {}
+extension Diff3.Merged: Sendable where Element: Sendable {}
