@@ -1,0 +1,371 @@
+extension HTMLBlocks {
+    /// The blocks as CommonMark (https://spec.commonmark.org), for `notesctl export --markdown`:
+    /// headings, paragraphs with bold, italic, strikethrough, links, images and inline code,
+    /// nested lists with `- [ ]`/`- [x]` for checklist items, fenced code blocks, quotes and
+    /// rules. Opaque blocks (tables, unknown HTML) are written as raw HTML, which Markdown allows.
+    /// Empty paragraphs are left out: Markdown has no way to say them.
+    public static func markdown(_ blocks: [Block]) -> String {
+        markdown(blocks, quoteDepth: 0)
+    }
+
+    fileprivate static func markdown(_ blocks: [Block], quoteDepth: Int) -> String {
+        var writer = MarkdownWriter(quoteDepth: quoteDepth)
+        for block in blocks { writer.add(block) }
+        return writer.output.isEmpty ? "" : writer.output + "\n"
+    }
+}
+
+private struct MarkdownWriter {
+    /// How many quotes this text sits in. Each level splits its quote's content again, so past
+    /// `maximumQuoteNesting` (deeper than email replies go) a quote is written as raw HTML.
+    let quoteDepth: Int
+    private(set) var output = ""
+    static let maximumQuoteNesting = 8
+
+    init(quoteDepth: Int) {
+        self.quoteDepth = quoteDepth
+    }
+
+    /// The containers of the last list item written, if the last block was one.
+    private var lastListContainers: [ListContainer]?
+    /// Per depth of the current list nesting: the next number for ordered items.
+    private var counters: [Int] = []
+    /// Per depth: the column where the last item's content starts (nested items indent to it).
+    private var contentColumns: [Int] = []
+
+    mutating func add(_ block: Block) {
+        guard case .listItem(let containers) = block.kind else {
+            guard let text = render(block) else { return }
+            lastListContainers = nil
+            counters = []
+            contentColumns = []
+            separate(tight: false)
+            output += text
+            return
+        }
+        let depth = containers.count
+        let continuing = lastListContainers.map { Array($0.prefix(depth)) == containers } ?? false
+        separate(tight: lastListContainers?.first == containers.first)
+        if !continuing || counters.count < depth {
+            counters = Array(counters.prefix(depth - 1))
+            while counters.count < depth {
+                let list = containers[counters.count]
+                counters.append(list.attributes.value(of: "start").flatMap { $0 }.flatMap { Int($0) } ?? 1)
+            }
+        }
+        counters = Array(counters.prefix(depth))
+        contentColumns = Array(contentColumns.prefix(depth - 1))
+        // Nested items indent to their parent's content; levels with no parent item add two spaces.
+        let indent = (contentColumns.last ?? 0) + 2 * (depth - 1 - contentColumns.count)
+        let indentation = String(repeating: " ", count: indent)
+        let ordered = block.isOrderedListItem == true
+        let marker = ordered ? "\(counters[depth - 1])." : "-"
+        if ordered { counters[depth - 1] += 1 }
+        contentColumns.append(indentation.count + marker.count + 1)
+        let checkbox = block.checked.map { $0 ? "[x] " : "[ ] " } ?? ""
+        let continuation = "\n" + String(repeating: " ", count: indentation.count + marker.count + 1)
+        let text = MarkdownInline.render(block.content).replacing("\n", with: continuation)
+        output += indentation + marker + " " + checkbox + text
+        lastListContainers = containers
+    }
+
+    private mutating func separate(tight: Bool) {
+        guard !output.isEmpty else { return }
+        output += tight ? "\n" : "\n\n"
+    }
+
+    /// A block other than a list item, or nil for one with nothing to show.
+    func render(_ block: Block) -> String? {
+        switch block.kind {
+        case .paragraph, .division:
+            let text = MarkdownInline.render(block.content)
+            return text.isEmpty ? nil : text
+        case .heading(let level):
+            let text = MarkdownInline.render(block.content).replacing("\\\n", with: " ")
+            return String(repeating: "#", count: level) + (text.isEmpty ? "" : " " + text)
+        case .rule:
+            return "---"
+        case .code:
+            return Self.codeFence(block)
+        case .quote:
+            guard quoteDepth < Self.maximumQuoteNesting else {
+                var html = ""
+                HTMLBlocks.appendHTML(of: block, to: &html)
+                return html
+            }
+            let inner: String
+            let children = HTMLBlocks.split(block.content)
+            if children.allSatisfy({ $0.kind == .opaque }) {
+                inner = MarkdownInline.render(block.content)
+            } else {
+                inner = HTMLBlocks.markdown(children, quoteDepth: quoteDepth + 1).trimmingSuffix(while: { $0 == "\n" })
+            }
+            return inner.split(separator: "\n", omittingEmptySubsequences: false)
+                .map { $0.isEmpty ? ">" : "> " + $0 }
+                .joined(separator: "\n")
+        case .opaque:
+            return block.content
+        case .listItem:
+            preconditionFailure("list items are written by MarkdownWriter.add")
+        }
+    }
+
+    private static func codeFence(_ block: Block) -> String {
+        var code = HTMLText.plainText(of: block.content)
+        // HTML drops a newline right after `<pre>`; Markdown's fence already ends the line.
+        if code.hasPrefix("\n") { code.removeFirst() }
+        code = code.trimmingSuffix(while: { $0 == "\n" })
+        var longestRun = 0, run = 0
+        for character in code {
+            run = character == "`" ? run + 1 : 0
+            longestRun = max(longestRun, run)
+        }
+        let fence = String(repeating: "`", count: max(3, longestRun + 1))
+        return fence + language(of: block) + "\n" + code + (code.isEmpty ? "" : "\n") + fence
+    }
+
+    /// `language-swift` / `lang-swift` in a class of the `<pre>` or of a `<code>` in it.
+    private static func language(of block: Block) -> String {
+        var classes: [String] = []
+        if case .some(.some(let value)) = block.attributes.value(of: "class") { classes.append(value) }
+        var content = block.content
+        content.withUTF8 { bytes in
+            for token in HTMLTokenizer.tokenize(bytes) where token.kind == .startTag && token.name == "code" {
+                if case .some(.some(let value)) = HTMLTokenizer.attributes(of: token, in: bytes).value(of: "class") {
+                    classes.append(value)
+                }
+            }
+        }
+        for word in classes.flatMap({ $0.split(separator: " ") }) {
+            for prefix in ["language-", "lang-"] where word.hasPrefix(prefix) {
+                let name = word.dropFirst(prefix.count)
+                if !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || "+-#_.".contains($0) }) {
+                    return String(name)
+                }
+            }
+        }
+        return ""
+    }
+}
+
+/// Inline HTML (a block's content) as Markdown text on one or more lines.
+private enum MarkdownInline {
+    static func render(_ html: String) -> String {
+        var html = html
+        return html.withUTF8 { bytes in
+            var renderer = Renderer(bytes: bytes)
+            renderer.run()
+            return renderer.finish()
+        }
+    }
+
+    private struct Renderer {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var out = ""
+        /// Emphasis markers opened but not yet written: they are written just before the next
+        /// text, so `<b> x</b>` gives ` **x**`, and dropped if no text comes.
+        var pendingOpen = ""
+        /// The markers open, innermost last, each with whether it was written.
+        var openMarkers: [(marker: String, written: Bool)] = []
+        var links: [String?] = []
+        var pendingBreak = false
+        var codeDepth = 0
+        var codeText = ""
+
+        init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+        mutating func run() {
+            for token in HTMLTokenizer.tokenize(bytes) {
+                let name = token.name
+                switch token.kind {
+                case .text:
+                    let text = HTMLText.decodeEntities(UnsafeBufferPointer(rebasing: bytes[token.range]))
+                    if codeDepth > 0 { codeText += text } else { appendText(text) }
+                case .startTag:
+                    start(name, HTMLTokenizer.attributes(of: token, in: bytes))
+                case .endTag:
+                    end(name)
+                case .comment, .rawText:
+                    continue
+                }
+            }
+        }
+
+        mutating func finish() -> String {
+            while !openMarkers.isEmpty { end(marker: openMarkers.last!.marker) }
+            var lines = out.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+                escapeLineStart(String(line.drop(while: { $0 == " " })))
+            }
+            while let last = lines.last, last.isEmpty || last == "\\" { lines.removeLast() }
+            return lines.joined(separator: "\n").trimmingSuffix(while: { $0 == " " })
+        }
+
+        private mutating func start(_ name: String, _ attributes: [HTMLAttribute]) {
+            if codeDepth > 0 {
+                if name == "code" { codeDepth += 1 } else if name == "br" { codeText += " " }
+                return
+            }
+            switch name {
+            case "b", "strong": open("**")
+            case "i", "em": open("*")
+            case "s", "del", "strike": open("~~")
+            case "code", "kbd", "samp", "tt":
+                codeDepth = 1
+                codeText = ""
+            case "a":
+                let href = attributes.value(of: "href").flatMap { $0 }
+                links.append(href)
+                if href != nil { appendMarkup("[") }
+            case "img":
+                let source = attributes.value(of: "src").flatMap { $0 } ?? ""
+                let alternative = attributes.value(of: "alt").flatMap { $0 } ?? ""
+                appendMarkup("![\(escape(alternative))](\(destination(source)))")
+            case "br":
+                hardBreak()
+            default:
+                if HTMLNames.blockLevel.contains(name) { pendingBreak = true }
+            }
+        }
+
+        private mutating func end(_ name: String) {
+            if codeDepth > 0 {
+                if ["code", "kbd", "samp", "tt"].contains(name) {
+                    codeDepth -= 1
+                    if codeDepth == 0 { appendCodeSpan() }
+                }
+                return
+            }
+            switch name {
+            case "b", "strong": end(marker: "**")
+            case "i", "em": end(marker: "*")
+            case "s", "del", "strike": end(marker: "~~")
+            case "a":
+                if let href = links.popLast(), let href { appendMarkup("](\(destination(href)))") }
+            default:
+                if HTMLNames.blockLevel.contains(name) { pendingBreak = true }
+            }
+        }
+
+        private mutating func open(_ marker: String) {
+            pendingOpen += marker
+            openMarkers.append((marker, false))
+        }
+
+        private mutating func end(marker: String) {
+            guard let index = openMarkers.lastIndex(where: { $0.marker == marker }) else { return }
+            let closing = openMarkers[index...].reversed()
+            openMarkers.removeSubrange(index...)
+            for entry in closing {
+                if !entry.written {
+                    if pendingOpen.hasSuffix(entry.marker) { pendingOpen.removeLast(entry.marker.count) }
+                    continue
+                }
+                // A closing marker must follow non-space text.
+                var trailing = ""
+                while out.last == " " {
+                    out.removeLast()
+                    trailing += " "
+                }
+                out += entry.marker + trailing
+            }
+        }
+
+        private mutating func appendText(_ text: String) {
+            var collapsed = ""
+            var lastWasSpace = out.isEmpty || out.last == " " || out.last == "\n"
+            for character in text {
+                if character == " " || character == "\t" || character == "\n" || character == "\r" || character == "\u{0C}" {
+                    if !lastWasSpace { collapsed.append(" ") }
+                    lastWasSpace = true
+                } else {
+                    collapsed.append(character)
+                    lastWasSpace = false
+                }
+            }
+            guard !collapsed.isEmpty else { return }
+            let leadingSpace = collapsed.hasPrefix(" ")
+            let body = leadingSpace ? String(collapsed.dropFirst()) : collapsed
+            if leadingSpace { out += " " }
+            if body.isEmpty { return }
+            appendMarkup(escape(body))
+        }
+
+        /// Writes markup or escaped text, first any pending break and opening markers.
+        private mutating func appendMarkup(_ markup: String) {
+            if pendingBreak {
+                if !out.isEmpty { hardBreak() }
+                pendingBreak = false
+            }
+            if !pendingOpen.isEmpty {
+                out += pendingOpen
+                pendingOpen = ""
+                for index in openMarkers.indices { openMarkers[index].written = true }
+            }
+            out += markup
+        }
+
+        private mutating func hardBreak() {
+            while out.last == " " { out.removeLast() }
+            if out.isEmpty || out.hasSuffix("\\\n") { return }
+            out += "\\\n"
+            pendingBreak = false
+        }
+
+        private mutating func appendCodeSpan() {
+            let code = codeText.replacing("\n", with: " ")
+            guard !code.isEmpty else { return }
+            var longestRun = 0, run = 0
+            for character in code {
+                run = character == "`" ? run + 1 : 0
+                longestRun = max(longestRun, run)
+            }
+            let fence = String(repeating: "`", count: longestRun + 1)
+            let padding = code.hasPrefix("`") || code.hasSuffix("`") ? " " : ""
+            appendMarkup(fence + padding + code + padding + fence)
+        }
+
+        /// Backslash-escapes what Markdown would read as syntax inside a line.
+        private func escape(_ text: String) -> String {
+            var out = ""
+            var characters = text.makeIterator()
+            var next = characters.next()
+            while let character = next {
+                next = characters.next()
+                switch character {
+                case "\\", "`", "*", "_", "[", "]", "<", ">", "~", "|":
+                    out += "\\" + String(character)
+                case "&" where next.map { $0.isLetter || $0 == "#" } ?? false:
+                    out += "\\&"
+                default:
+                    out.append(character)
+                }
+            }
+            return out
+        }
+
+        /// A link destination, in `<…>` when it holds spaces or parentheses.
+        private func destination(_ url: String) -> String {
+            guard url.contains(where: { $0 == " " || $0 == "(" || $0 == ")" }) else { return url }
+            return "<" + url.replacing("<", with: "%3C").replacing(">", with: "%3E") + ">"
+        }
+
+        /// Escapes a line start that Markdown would read as a heading, quote, list item or rule.
+        private func escapeLineStart(_ line: String) -> String {
+            guard let first = line.first else { return line }
+            if "#+-=".contains(first) { return "\\" + line }
+            let digits = line.prefix(while: { $0.isASCII && $0.isNumber })
+            if !digits.isEmpty, digits.count <= 9, let after = line.dropFirst(digits.count).first, after == "." || after == ")" {
+                return digits + "\\" + line.dropFirst(digits.count)
+            }
+            return line
+        }
+    }
+}
+
+extension String {
+    func trimmingSuffix(while predicate: (Character) -> Bool) -> String {
+        var result = self
+        while let last = result.last, predicate(last) { result.removeLast() }
+        return result
+    }
+}
