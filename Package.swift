@@ -16,9 +16,9 @@ let package = Package(
         .systemLibrary(
             name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]),
-        .systemLibrary(
-            name: "CAvahi", path: "Sources/CAvahi", pkgConfig: "avahi-client",
-            providers: [.apt(["libavahi-client-dev"])]),
+        // No pkgConfig here: avahi-client.pc's only flag is -D_REENTRANT, which SwiftPM refuses
+        // with a warning on every build; its headers are in /usr/include and the module map links it.
+        .systemLibrary(name: "CAvahi", path: "Sources/CAvahi", providers: [.apt(["libavahi-client-dev"])]),
 
         // Pure: HTML blocks, block diff3, field rules, conflict copies. No I/O, no clocks.
         .target(name: "Merge"),
@@ -33,11 +33,16 @@ let package = Package(
         .executableTarget(name: "notesctl", dependencies: ["Control"]),
         // Benchmarks: release build, prints figures; never part of the tests.
         .executableTarget(name: "notes-bench", dependencies: ["Merge", "Peer"]),
+        // Child processes for the crash and process-level tests; not installed.
+        .executableTarget(name: "notes-testkit", dependencies: ["Merge", "Peer"]),
 
         .testTarget(name: "MergeTests", dependencies: ["Merge"]),
         .testTarget(name: "ControlTests", dependencies: ["Control", "notesctl"]),
         .testTarget(name: "PeerTests", dependencies: ["Peer", "Merge", "CSodium", "CSQLite"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery"]),
+        .testTarget(name: "NotesdTests", dependencies: ["notesd", "Control", "Peer", "Merge"]),
+        // The deterministic fault simulation (DESIGN §10): many replicas, one seed.
+        .testTarget(name: "SimulationTests", dependencies: ["Peer", "Merge"]),
     ],
     swiftLanguageModes: [.v6]
 )

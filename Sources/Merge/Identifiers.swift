@@ -55,9 +55,14 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
 public typealias NoteID = RecordID
 public typealias FolderID = RecordID
 
-/// A revision id: the BLAKE2b-256 hash of a revision's canonical encoding (computed in `Peer`).
-/// Ordered byte-wise; the order breaks ties between revisions with equal HLCs.
-public struct RevisionID: Hashable, Comparable, Sendable, CustomStringConvertible {
+/// A revision id: the hash of the revision's canonical encoding. The byte order breaks ties
+/// between revisions with equal HLCs.
+public typealias RevisionID = Hash256
+/// A block's content address: the hash of `Block.encoded()`.
+public typealias BlockHash = Hash256
+
+/// A 256-bit content hash (BLAKE2b-256, computed in `Peer`), ordered byte-wise.
+public struct Hash256: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let word0: UInt64, word1: UInt64, word2: UInt64, word3: UInt64
 
     public init?(bytes: some Collection<UInt8>) {
@@ -80,7 +85,7 @@ public struct RevisionID: Hashable, Comparable, Sendable, CustomStringConvertibl
     /// The first 12 hex digits, for logs and `notesctl log`.
     public var short: String { String(description.prefix(12)) }
 
-    public static func < (lhs: RevisionID, rhs: RevisionID) -> Bool {
+    public static func < (lhs: Hash256, rhs: Hash256) -> Bool {
         (lhs.word0, lhs.word1, lhs.word2, lhs.word3) < (rhs.word0, rhs.word1, rhs.word2, rhs.word3)
     }
 }

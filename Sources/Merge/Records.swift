@@ -63,11 +63,14 @@ public struct Device: Hashable, Sendable {
     public var publicKey: [UInt8]
     /// Revoked devices are refused after the handshake. Revocation is final.
     public var revoked: Bool
+    /// Unix milliseconds when it joined the roster; display only.
+    public var added: UInt64
 
-    public init(name: String, publicKey: [UInt8], revoked: Bool = false) {
+    public init(name: String, publicKey: [UInt8], revoked: Bool = false, added: UInt64 = 0) {
         self.name = name
         self.publicKey = publicKey
         self.revoked = revoked
+        self.added = added
     }
 }
 

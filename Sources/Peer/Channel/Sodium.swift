@@ -5,7 +5,7 @@ import CSodium
 /// `sodium_init()` must run before any other libsodium call. Swift runs a `static let`
 /// initialiser exactly once, thread-safely, so every wrapper below touches `isReady` first and
 /// no caller has to remember to initialise anything.
-enum Sodium {
+public enum Sodium {
     private static let isReady: Bool = sodium_init() >= 0
 
     /// Runs `sodium_init()` once per process; later calls are free.
@@ -14,7 +14,7 @@ enum Sodium {
     }
 
     /// Bytes from the operating system's secure random source (`randombytes_buf`).
-    static func randomBytes(_ count: Int) -> [UInt8] {
+    public static func randomBytes(_ count: Int) -> [UInt8] {
         initialize()
         var bytes = [UInt8](repeating: 0, count: count)
         randombytes_buf(&bytes, count)

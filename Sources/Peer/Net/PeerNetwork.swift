@@ -1,0 +1,487 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The TCP shell between devices (DESIGN §6–§7): listening and dialling sockets, each wrapped
+/// in a `SecureChannel`, carrying sync `Frame`s. One thread runs a `poll` loop over every
+/// socket; it encrypts, decrypts and decodes, and hands whole frames and connection events
+/// to the owner through `events`. It never decides who may talk: the owner checks the roster
+/// on `.established` and closes what it does not want.
+public final class PeerNetwork: Sendable {
+    public struct ConnectionID: Hashable, Sendable, Comparable, CustomStringConvertible {
+        public let raw: UInt64
+        public var description: String { "#\(raw)" }
+        public static func < (lhs: ConnectionID, rhs: ConnectionID) -> Bool { lhs.raw < rhs.raw }
+    }
+
+    public enum Direction: Sendable, Equatable {
+        case inbound, outbound
+    }
+
+    public enum Event: Sendable {
+        /// The handshake finished; the channel proved the peer's key.
+        case established(ConnectionID, ChannelPeer, Direction, remote: String)
+        /// Frames arrived, in order.
+        case frames(ConnectionID, [Frame])
+        /// The connection is gone (`reason` nil for a clean close by either side).
+        case closed(ConnectionID, reason: String?)
+    }
+
+    public struct Configuration: Sendable {
+        /// A connection that has not finished its handshake after this long is dropped.
+        public var handshakeTimeout: Duration = .seconds(10)
+        public var maxConnections = 256
+        public var maxFrameLength = FrameCodec.Limits.frameBytes + 64
+
+        public init() {}
+    }
+
+    enum Command: Sendable {
+        case listen(ResolvedAddress, reply: @Sendable (Result<String, NetworkError>) -> Void)
+        case dial(ConnectionID, [ResolvedAddress], PreSharedKey, label: String, payload: [UInt8])
+        case send(ConnectionID, [Frame])
+        case close(ConnectionID, reason: String?)
+        case stop
+    }
+
+    private let identity: DeviceIdentity
+    private let configuration: Configuration
+    private let responderKeys: @Sendable () -> [PreSharedKey]
+    private let events: @Sendable (Event) -> Void
+    private let inbox = Mutex<[Command]>([])
+    private let nextID = Atomic<UInt64>(1)
+    /// A self-pipe: other threads write a byte to wake the poll loop.
+    private let wakeDescriptor: Int32
+    private let wakeReader: Int32
+    private let resolver = DispatchQueue(label: "notesd.resolver", attributes: .concurrent)
+
+    /// - Parameters:
+    ///   - responderKeys: the PSKs an inbound connection may prove (household key first, then
+    ///     open invites), read at each accept.
+    ///   - events: called on the network thread; forward to your own queue at once.
+    public init(
+        identity: DeviceIdentity, configuration: Configuration = Configuration(),
+        responderKeys: @escaping @Sendable () -> [PreSharedKey], events: @escaping @Sendable (Event) -> Void
+    ) throws(NetworkError) {
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else { throw NetworkError.system("pipe") }
+        for end in pipeEnds { Loop.makeNonBlocking(end) }
+        self.identity = identity
+        self.configuration = configuration
+        self.responderKeys = responderKeys
+        self.events = events
+        wakeReader = pipeEnds[0]
+        wakeDescriptor = pipeEnds[1]
+        let loop = Loop(network: self)
+        let thread = Thread { loop.run() }
+        thread.name = "notesd-network"
+        thread.start()
+    }
+
+    deinit {
+        Glibc.close(wakeDescriptor)
+        Glibc.close(wakeReader)
+    }
+
+    private func submit(_ command: Command) {
+        inbox.withLock { $0.append(command) }
+        var byte: UInt8 = 1
+        _ = write(wakeDescriptor, &byte, 1)
+    }
+
+    func takeCommands() -> [Command] {
+        inbox.withLock { commands in
+            defer { commands.removeAll() }
+            return commands
+        }
+    }
+
+    /// Binds and listens on `address`; returns the bound address (port 0 → the port chosen).
+    public func listen(on address: PeerAddress) throws(NetworkError) -> String {
+        let resolved = try address.resolve()
+        guard let first = resolved.first else { throw NetworkError("\(address) resolves to nothing") }
+        let result = Mutex<Result<String, NetworkError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        submit(.listen(first, reply: { outcome in
+            result.withLock { $0 = outcome }
+            done.signal()
+        }))
+        done.wait()
+        return try result.withLock { $0! }.get()
+    }
+
+    /// Dials `address` proving `psk`; `payload` travels in handshake message 3. Returns at
+    /// once; the outcome arrives as `.established` or `.closed`.
+    @discardableResult
+    public func dial(_ address: PeerAddress, psk: PreSharedKey, payload: [UInt8] = []) -> ConnectionID {
+        let id = ConnectionID(raw: nextID.add(1, ordering: .relaxed).oldValue)
+        resolver.async { [self] in
+            do {
+                let resolved = try address.resolve()
+                guard !resolved.isEmpty else { throw NetworkError("\(address) resolves to nothing") }
+                submit(.dial(id, resolved, psk, label: address.description, payload: payload))
+            } catch {
+                events(.closed(id, reason: "cannot reach \(address): \(error)"))
+            }
+        }
+        return id
+    }
+
+    public func send(_ frames: [Frame], on connection: ConnectionID) {
+        guard !frames.isEmpty else { return }
+        submit(.send(connection, frames))
+    }
+
+    /// Closes cleanly after what is queued is written. `reason` is for the log.
+    public func close(_ connection: ConnectionID, reason: String? = nil) { submit(.close(connection, reason: reason)) }
+
+    /// Closes every socket and ends the thread.
+    public func stop() { submit(.stop) }
+
+    fileprivate func newConnectionID() -> ConnectionID { ConnectionID(raw: nextID.add(1, ordering: .relaxed).oldValue) }
+    fileprivate var eventSink: @Sendable (Event) -> Void { events }
+    fileprivate var wakeFD: Int32 { wakeReader }
+    fileprivate var currentResponderKeys: [PreSharedKey] { responderKeys() }
+    fileprivate var deviceIdentity: DeviceIdentity { identity }
+    fileprivate var settings: Configuration { configuration }
+}
+
+/// The network thread's state. Created by `PeerNetwork.init` and handed to the one thread it
+/// starts; nothing else ever holds it, so it needs no locks (hence `@unchecked Sendable`).
+private final class Loop: @unchecked Sendable {
+    final class Connection {
+        let id: PeerNetwork.ConnectionID
+        let direction: PeerNetwork.Direction
+        var descriptor: Int32
+        var channel: SecureChannel
+        let label: String
+        var outbox: [UInt8] = []
+        var outboxOffset = 0
+        var connecting: Bool
+        /// Alternatives still to try while connecting.
+        var remainingAddresses: [ResolvedAddress] = []
+        var handshakeDeadline: ContinuousClock.Instant?
+        var established = false
+        /// Write what is queued, then close.
+        var closing = false
+        var closeReason: String?
+
+        init(id: PeerNetwork.ConnectionID, direction: PeerNetwork.Direction, descriptor: Int32, channel: SecureChannel, label: String, connecting: Bool) {
+            self.id = id
+            self.direction = direction
+            self.descriptor = descriptor
+            self.channel = channel
+            self.label = label
+            self.connecting = connecting
+        }
+
+        var hasPendingOutput: Bool { outboxOffset < outbox.count }
+    }
+
+    /// Strong: the network object lives until its thread ends on `stop()`.
+    let network: PeerNetwork
+    var listeners: [Int32] = []
+    var connections: [PeerNetwork.ConnectionID: Connection] = [:]
+    var running = true
+    let clock = ContinuousClock()
+
+    init(network: PeerNetwork) { self.network = network }
+
+    func run() {
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while running {
+            var descriptors: [pollfd] = [pollfd(fd: network.wakeFD, events: Int16(POLLIN), revents: 0)]
+            let polledListeners = listeners
+            for listener in polledListeners { descriptors.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0)) }
+            let ordered = connections.values.sorted { $0.id < $1.id }
+            for connection in ordered {
+                var wanted = Int16(POLLIN)
+                if connection.connecting || connection.hasPendingOutput { wanted |= Int16(POLLOUT) }
+                descriptors.append(pollfd(fd: connection.descriptor, events: wanted, revents: 0))
+            }
+            let timeout = pollTimeout()
+            let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
+            if ready < 0 && errno != EINTR { fatalError("poll failed: \(String(cString: strerror(errno)))") }
+            if descriptors[0].revents != 0 {
+                var drain = [UInt8](repeating: 0, count: 256)
+                while read(network.wakeFD, &drain, drain.count) > 0 {}
+            }
+            for command in network.takeCommands() { perform(command) }
+            for (index, listener) in polledListeners.enumerated() where descriptors[1 + index].revents & Int16(POLLIN) != 0 {
+                acceptAll(listener)
+            }
+            for (offset, connection) in ordered.enumerated() {
+                let revents = descriptors[1 + polledListeners.count + offset].revents
+                guard revents != 0, connections[connection.id] === connection else { continue }
+                service(connection, revents: revents, buffer: &buffer)
+            }
+            expireHandshakes()
+        }
+        for connection in connections.values { Glibc.close(connection.descriptor) }
+        for listener in listeners { Glibc.close(listener) }
+    }
+
+    /// Infinite while no handshake is pending: an idle daemon does not wake up.
+    func pollTimeout() -> Int32 {
+        let deadlines = connections.values.compactMap(\.handshakeDeadline)
+        guard let next = deadlines.min() else { return -1 }
+        let remaining = clock.now.duration(to: next)
+        let milliseconds = remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
+        return Int32(clamping: max(0, milliseconds + 1))
+    }
+
+    func expireHandshakes() {
+        let now = clock.now
+        for connection in connections.values where !connection.established {
+            if let deadline = connection.handshakeDeadline, deadline <= now {
+                drop(connection, reason: "no completed handshake within \(network.settings.handshakeTimeout) from \(connection.label)")
+            }
+        }
+    }
+
+    // MARK: - Commands from other threads
+
+    func perform(_ command: PeerNetwork.Command) {
+        switch command {
+        case .listen(let address, let reply):
+            reply(bindListener(address))
+        case .dial(let id, let addresses, let psk, let label, let payload):
+            let channel = SecureChannel(
+                role: .initiator(psk: psk), identity: network.deviceIdentity, handshakePayload: payload,
+                configuration: .init(maxFrameLength: network.settings.maxFrameLength))
+            let connection = Connection(id: id, direction: .outbound, descriptor: -1, channel: channel, label: label, connecting: true)
+            connection.remainingAddresses = addresses
+            connection.handshakeDeadline = clock.now.advanced(by: network.settings.handshakeTimeout)
+            connections[id] = connection
+            connectNext(connection)
+        case .send(let id, let frames):
+            guard let connection = connections[id], connection.established, !connection.closing else { return }
+            for frame in frames {
+                do {
+                    connection.outbox += try connection.channel.send(FrameCodec.encode(frame))
+                } catch {
+                    drop(connection, reason: "cannot send: \(error)")
+                    return
+                }
+            }
+            flush(connection)
+        case .close(let id, let reason):
+            guard let connection = connections[id] else { return }
+            connection.closeReason = reason
+            if connection.established {
+                connection.outbox += connection.channel.close()
+                connection.closing = true
+                flush(connection)
+            } else {
+                drop(connection, reason: reason)
+            }
+        case .stop:
+            for connection in Array(connections.values) { drop(connection, reason: nil, notify: false) }
+            running = false
+        }
+    }
+
+    func bindListener(_ address: ResolvedAddress) -> Result<String, NetworkError> {
+        let descriptor = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { return .failure(.system("socket")) }
+        var one: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        if address.family == AF_INET6 {
+            var zero: Int32 = 0  // accept IPv4 too on a wildcard IPv6 listener
+            setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &zero, socklen_t(MemoryLayout<Int32>.size))
+        }
+        let bound = address.withSockaddr { Glibc.bind(descriptor, $0, $1) }
+        guard bound == 0 else {
+            let code = errno
+            Glibc.close(descriptor)
+            return .failure(.system("bind \(address)", code))
+        }
+        guard Glibc.listen(descriptor, 64) == 0 else {
+            let code = errno
+            Glibc.close(descriptor)
+            return .failure(.system("listen \(address)", code))
+        }
+        listeners.append(descriptor)
+        return .success(Self.localAddress(descriptor))
+    }
+
+    static func localAddress(_ descriptor: Int32) -> String {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        return withUnsafeMutablePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                getsockname(descriptor, address, &length) == 0 ? ResolvedAddress.text(address) : "?"
+            }
+        }
+    }
+
+    static func remoteAddress(_ descriptor: Int32) -> String {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        return withUnsafeMutablePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                getpeername(descriptor, address, &length) == 0 ? ResolvedAddress.text(address) : "?"
+            }
+        }
+    }
+
+    // MARK: - Connecting and accepting
+
+    func connectNext(_ connection: Connection) {
+        while let address = connection.remainingAddresses.first {
+            connection.remainingAddresses.removeFirst()
+            let descriptor = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard descriptor >= 0 else { continue }
+            setNoDelay(descriptor)
+            let result = address.withSockaddr { Glibc.connect(descriptor, $0, $1) }
+            if result == 0 || errno == EINPROGRESS {
+                connection.descriptor = descriptor
+                connection.connecting = true
+                return
+            }
+            Glibc.close(descriptor)
+        }
+        drop(connection, reason: "cannot connect to \(connection.label): \(String(cString: strerror(errno)))")
+    }
+
+    func acceptAll(_ listener: Int32) {
+        while true {
+            let descriptor = accept(listener, nil, nil)
+            guard descriptor >= 0 else { return }
+            Self.makeNonBlocking(descriptor)
+            guard connections.count < network.settings.maxConnections else {
+                Glibc.close(descriptor)
+                continue
+            }
+            setNoDelay(descriptor)
+            let channel = SecureChannel(
+                role: .responder(candidatePSKs: network.currentResponderKeys), identity: network.deviceIdentity,
+                configuration: .init(maxFrameLength: network.settings.maxFrameLength))
+            let id = network.newConnectionID()
+            let connection = Connection(
+                id: id, direction: .inbound, descriptor: descriptor, channel: channel, label: Self.remoteAddress(descriptor), connecting: false)
+            connection.handshakeDeadline = clock.now.advanced(by: network.settings.handshakeTimeout)
+            connections[id] = connection
+        }
+    }
+
+    static func makeNonBlocking(_ descriptor: Int32) {
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+    }
+
+    func setNoDelay(_ descriptor: Int32) {
+        var one: Int32 = 1
+        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    // MARK: - Reading and writing
+
+    func service(_ connection: Connection, revents: Int16, buffer: inout [UInt8]) {
+        if connection.connecting {
+            guard revents & Int16(POLLOUT | POLLERR | POLLHUP) != 0 else { return }
+            var error: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(connection.descriptor, SOL_SOCKET, SO_ERROR, &error, &length)
+            guard error == 0 else {
+                Glibc.close(connection.descriptor)
+                errno = error
+                connectNext(connection)
+                return
+            }
+            connection.connecting = false
+            connection.outbox += connection.channel.start()
+        }
+        if revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+            readAvailable(connection, buffer: &buffer)
+        }
+        if connections[connection.id] === connection { flush(connection) }
+    }
+
+    func readAvailable(_ connection: Connection, buffer: inout [UInt8]) {
+        // Bounded per wake-up so one busy peer cannot starve the others.
+        for _ in 0..<16 {
+            let count = buffer.withUnsafeMutableBytes { recv(connection.descriptor, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                let output = connection.channel.receive(buffer[0..<count])
+                guard deliver(output, from: connection) else { return }
+                continue
+            }
+            if count == 0 {
+                let output = connection.channel.receiveEndOfStream()
+                _ = deliver(output, from: connection)
+                if connections[connection.id] === connection {
+                    drop(connection, reason: connection.closing ? connection.closeReason : output.error.map { "\($0)" })
+                }
+                return
+            }
+            if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
+            drop(connection, reason: "connection to \(connection.label) failed: \(String(cString: strerror(errno)))")
+            return
+        }
+    }
+
+    /// Hands the channel's output to the owner; false when the connection was dropped.
+    func deliver(_ output: ChannelOutput, from connection: Connection) -> Bool {
+        connection.outbox += output.bytesToSend
+        for event in output.events {
+            switch event {
+            case .established(let peer):
+                connection.established = true
+                connection.handshakeDeadline = nil
+                network.eventSink(.established(connection.id, peer, connection.direction, remote: connection.label))
+            case .closedCleanly:
+                break
+            }
+        }
+        if !output.frames.isEmpty {
+            var frames: [Frame] = []
+            frames.reserveCapacity(output.frames.count)
+            for plaintext in output.frames {
+                do {
+                    frames.append(try FrameCodec.decode(plaintext))
+                } catch {
+                    if !frames.isEmpty { network.eventSink(.frames(connection.id, frames)) }
+                    drop(connection, reason: "malformed frame from \(connection.label): \(error)")
+                    return false
+                }
+            }
+            network.eventSink(.frames(connection.id, frames))
+        }
+        if let error = output.error {
+            flush(connection)
+            drop(connection, reason: "\(error)")
+            return false
+        }
+        return true
+    }
+
+    func flush(_ connection: Connection) {
+        guard !connection.connecting, connection.descriptor >= 0 else { return }
+        while connection.hasPendingOutput {
+            let written = connection.outbox[connection.outboxOffset...].withUnsafeBytes {
+                Glibc.send(connection.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            if written > 0 {
+                connection.outboxOffset += written
+                continue
+            }
+            if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { break }
+            drop(connection, reason: "connection to \(connection.label) failed while writing: \(String(cString: strerror(errno)))")
+            return
+        }
+        if !connection.hasPendingOutput {
+            connection.outbox.removeAll(keepingCapacity: connection.outbox.capacity <= 1 << 20)
+            connection.outboxOffset = 0
+            if connection.closing { shutdown(connection.descriptor, Int32(SHUT_WR)) }
+        }
+    }
+
+    func drop(_ connection: Connection, reason: String?, notify: Bool = true) {
+        guard connections.removeValue(forKey: connection.id) != nil else { return }
+        if connection.descriptor >= 0 { Glibc.close(connection.descriptor) }
+        if notify { network.eventSink(.closed(connection.id, reason: reason)) }
+    }
+}

@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A `host:port` text as users write it: `192.168.1.5:7479`, `laptop.local:7479`,
+/// `[fe80::1%eth0]:7479`. Parsing only; resolving is `resolve()`.
+public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
+    public let host: String
+    public let port: UInt16
+
+    public init(host: String, port: UInt16) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses `host:port` or `[ipv6]:port`; nil with no port, an empty host or a bad port.
+    public init?(_ text: String) {
+        let trimmed = text.trimmingWhitespace()
+        let host: Substring, portText: Substring
+        if trimmed.hasPrefix("[") {
+            guard let close = trimmed.firstIndex(of: "]"), trimmed[trimmed.index(after: close)...].hasPrefix(":") else { return nil }
+            host = trimmed[trimmed.index(after: trimmed.startIndex)..<close]
+            portText = trimmed[trimmed.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = trimmed.lastIndex(of: ":"), !trimmed[..<colon].contains(":") else { return nil }
+            host = trimmed[..<colon]
+            portText = trimmed[trimmed.index(after: colon)...]
+        }
+        guard !host.isEmpty, let port = UInt16(portText) else { return nil }
+        self.init(host: String(host), port: port)
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    /// Resolves to socket addresses (blocking: call it off any event loop).
+    public func resolve() throws(NetworkError) -> [ResolvedAddress] {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_ADDRCONFIG
+        var list: UnsafeMutablePointer<addrinfo>?
+        let code = getaddrinfo(host, String(port), &hints, &list)
+        guard code == 0, let list else {
+            throw NetworkError("cannot resolve \(host): \(String(cString: gai_strerror(code)))")
+        }
+        defer { freeaddrinfo(list) }
+        var results: [ResolvedAddress] = []
+        var cursor: UnsafeMutablePointer<addrinfo>? = list
+        while let entry = cursor {
+            if let address = entry.pointee.ai_addr {
+                results.append(ResolvedAddress(raw: address, length: entry.pointee.ai_addrlen))
+            }
+            cursor = entry.pointee.ai_next
+        }
+        return results
+    }
+}
+
+/// A resolved socket address (IPv4 or IPv6), held by value.
+public struct ResolvedAddress: Hashable, Sendable, CustomStringConvertible {
+    let storage: [UInt8]
+
+    init(raw: UnsafePointer<sockaddr>, length: socklen_t) {
+        storage = Array(UnsafeRawBufferPointer(start: raw, count: Int(length)))
+    }
+
+    var family: Int32 { storage.withUnsafeBytes { Int32($0.load(as: sockaddr.self).sa_family) } }
+
+    func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+        storage.withUnsafeBytes { body($0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t($0.count)) }
+    }
+
+    /// `address:port` with IPv6 in brackets.
+    public var description: String {
+        withSockaddr { pointer, _ in Self.text(pointer) }
+    }
+
+    static func text(_ pointer: UnsafePointer<sockaddr>) -> String {
+        var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        var service = [CChar](repeating: 0, count: Int(NI_MAXSERV))
+        let length = socklen_t(pointer.pointee.sa_family == sa_family_t(AF_INET6) ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+        guard getnameinfo(pointer, length, &host, socklen_t(host.count), &service, socklen_t(service.count), NI_NUMERICHOST | NI_NUMERICSERV) == 0 else {
+            return "?"
+        }
+        let hostText = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let portText = String(decoding: service.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return hostText.contains(":") ? "[\(hostText)]:\(portText)" : "\(hostText):\(portText)"
+    }
+}
+
+/// A network failure in words for the log and `notesctl status`.
+public struct NetworkError: Error, CustomStringConvertible, Sendable, Equatable {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+
+    static func system(_ operation: String, _ code: Int32 = errno) -> NetworkError {
+        NetworkError("\(operation): \(String(cString: strerror(code)))")
+    }
+}
+
+extension String {
+    func trimmingWhitespace() -> String {
+        var view = Substring(self)
+        while let first = view.first, first.isWhitespace { view.removeFirst() }
+        while let last = view.last, last.isWhitespace { view.removeLast() }
+        return String(view)
+    }
+}

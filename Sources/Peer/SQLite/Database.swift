@@ -1,0 +1,181 @@
+import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One SQLite connection, owned by one thread or actor at a time (it is not `Sendable`).
+///
+/// Opens in WAL mode with `synchronous=FULL` (an acknowledged write survives power loss),
+/// foreign keys on and a busy timeout. Statements are prepared once and cached by SQL text.
+public final class Database {
+    let handle: OpaquePointer
+    public let path: String
+    private var cache: [String: Statement] = [:]
+    private var transactionDepth = 0
+
+    /// Opens (creating if needed) the database at `path`.
+    public init(path: String, readOnly: Bool = false) throws {
+        var handle: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+            | SQLITE_OPEN_NOMUTEX
+        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        guard code == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let handle { sqlite3_close_v2(handle) }
+            throw SQLiteError(resultCode: code, message: "cannot open \(path): \(message)")
+        }
+        self.handle = handle
+        self.path = path
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, 5_000)
+        do {
+            if !readOnly { try execute("PRAGMA journal_mode=WAL") }
+            try execute("PRAGMA synchronous=FULL")
+            try execute("PRAGMA foreign_keys=ON")
+        } catch {
+            sqlite3_close_v2(handle)
+            throw error
+        }
+    }
+
+    deinit {
+        cache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    func error(_ code: Int32, sql: String?) -> SQLiteError {
+        SQLiteError(resultCode: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+
+    /// Runs one or more statements that return no rows (no parameters).
+    public func execute(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        if code != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(message)
+            throw SQLiteError(resultCode: code, message: text, sql: sql)
+        }
+    }
+
+    /// The cached prepared statement for `sql`.
+    public func statement(_ sql: String) throws -> Statement {
+        if let cached = cache[sql] { return cached }
+        let statement = try Statement(database: self, sql: sql)
+        cache[sql] = statement
+        return statement
+    }
+
+    public func run(_ sql: String, _ values: [SQLValue] = []) throws {
+        try statement(sql).run(values)
+    }
+
+    public func rows<T>(_ sql: String, _ values: [SQLValue] = [], _ transform: (Row) throws -> T) throws -> [T] {
+        try statement(sql).rows(values, transform)
+    }
+
+    public func first<T>(_ sql: String, _ values: [SQLValue] = [], _ transform: (Row) throws -> T) throws -> T? {
+        try statement(sql).first(values, transform)
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    public var isInTransaction: Bool { transactionDepth > 0 }
+
+    /// Runs `body` in one transaction (`BEGIN IMMEDIATE`, so it takes the write lock up front):
+    /// commits when it returns, rolls back when it throws. Nested calls join the outer one.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        if transactionDepth > 0 {
+            transactionDepth += 1
+            defer { transactionDepth -= 1 }
+            return try body()
+        }
+        try execute("BEGIN IMMEDIATE")
+        transactionDepth = 1
+        defer { transactionDepth = 0 }
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The schema version kept in `PRAGMA user_version`.
+    public var userVersion: Int {
+        get throws { Int(try first("PRAGMA user_version") { $0.int(0) } ?? 0) }
+    }
+
+    /// Brings the schema up to date: runs each migration whose index is at or past
+    /// `user_version`, each in its own transaction that also records the new version.
+    public func migrate(_ migrations: [String]) throws {
+        let current = try userVersion
+        guard current <= migrations.count else {
+            throw SQLiteError(
+                resultCode: SQLITE_ERROR,
+                message: "the database at \(path) has schema version \(current), newer than this notesd knows (\(migrations.count)); run a newer notesd")
+        }
+        for index in current..<migrations.count {
+            try transaction {
+                try execute(migrations[index])
+                try execute("PRAGMA user_version = \(index + 1)")
+            }
+        }
+    }
+
+    /// `PRAGMA quick_check` (or `integrity_check` when `full`): the problems found, empty when ok.
+    public func check(full: Bool = false) throws -> [String] {
+        let rows = try rows(full ? "PRAGMA integrity_check" : "PRAGMA quick_check") { $0.text(0) }
+        return rows == ["ok"] ? [] : rows
+    }
+}
+
+/// An exclusive advisory lock on a file (`flock`), held while the value lives: one daemon per
+/// database. A second holder, in this process or another, gets a clear error at once.
+public final class FileLock {
+    private let descriptor: Int32
+    public let path: String
+
+    public struct Busy: Error, CustomStringConvertible {
+        public let path: String
+        public var description: String {
+            "another notesd is already using this data directory (lock \(path) is held); stop it first or pass a different --data-dir"
+        }
+    }
+
+    public init(path: String) throws {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw SystemError(operation: "open \(path)", code: errno)
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            close(descriptor)
+            if code == EWOULDBLOCK { throw Busy(path: path) }
+            throw SystemError(operation: "lock \(path)", code: code)
+        }
+        self.descriptor = descriptor
+        self.path = path
+    }
+
+    deinit {
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
+    }
+}
+
+/// A failed system call: what was attempted and `errno`, rendered with `strerror`.
+public struct SystemError: Error, CustomStringConvertible, Sendable {
+    public let operation: String
+    public let code: Int32
+
+    public init(operation: String, code: Int32) {
+        self.operation = operation
+        self.code = code
+    }
+
+    public var description: String { "\(operation): \(String(cString: strerror(code)))" }
+}

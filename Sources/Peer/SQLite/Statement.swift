@@ -1,0 +1,121 @@
+import CSQLite
+
+/// A value SQLite can store, for binding parameters.
+public enum SQLValue: Sendable, Hashable {
+    case integer(Int64)
+    case text(String)
+    case blob([UInt8])
+    case null
+}
+
+/// A prepared statement. Finalized when the last reference goes away (the GRDB way): whoever
+/// holds it owns the C handle, so it can never be used after it is freed.
+public final class Statement {
+    let handle: OpaquePointer
+    public let sql: String
+    private unowned let database: Database
+
+    init(database: Database, sql: String) throws {
+        var handle: OpaquePointer?
+        let code = sqlite3_prepare_v3(database.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, nil)
+        guard code == SQLITE_OK, let handle else {
+            throw database.error(code, sql: sql)
+        }
+        self.handle = handle
+        self.sql = sql
+        self.database = database
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    /// Resets the statement and binds `values` to its parameters `?1`, `?2`, ….
+    @discardableResult
+    public func bind(_ values: [SQLValue]) throws -> Statement {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let code: Int32
+            switch value {
+            case .integer(let number): code = sqlite3_bind_int64(handle, index, number)
+            case .text(let string):
+                code = string.utf8CString.withUnsafeBufferPointer {
+                    notesd_sqlite3_bind_text_copy(handle, index, $0.baseAddress, Int32($0.count - 1))
+                }
+            case .blob(let bytes):
+                code = bytes.withUnsafeBytes {
+                    // An empty blob still needs a non-null pointer, or SQLite stores NULL.
+                    notesd_sqlite3_bind_blob_copy(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count))
+                }
+            case .null: code = sqlite3_bind_null(handle, index)
+            }
+            guard code == SQLITE_OK else { throw database.error(code, sql: sql) }
+        }
+        return self
+    }
+
+    /// Advances to the next row; `false` when done.
+    public func step() throws -> Bool {
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw database.error(code, sql: sql)
+        }
+    }
+
+    /// Runs a statement that returns no rows.
+    public func run(_ values: [SQLValue] = []) throws {
+        try bind(values)
+        while try step() {}
+        sqlite3_reset(handle)
+    }
+
+    /// Runs a query and maps each row.
+    public func rows<T>(_ values: [SQLValue] = [], _ transform: (Row) throws -> T) throws -> [T] {
+        try bind(values)
+        defer { sqlite3_reset(handle) }
+        var results = [T]()
+        while try step() { results.append(try transform(Row(statement: self))) }
+        return results
+    }
+
+    /// Visits each row without collecting them.
+    public func forEach(_ values: [SQLValue] = [], _ visit: (Row) throws -> Void) throws {
+        try bind(values)
+        defer { sqlite3_reset(handle) }
+        while try step() { try visit(Row(statement: self)) }
+    }
+
+    /// The first row mapped, or nil when the query returns none.
+    public func first<T>(_ values: [SQLValue] = [], _ transform: (Row) throws -> T) throws -> T? {
+        try bind(values)
+        defer { sqlite3_reset(handle) }
+        return try step() ? transform(Row(statement: self)) : nil
+    }
+}
+
+/// The current row of a statement; valid only inside the closure it is passed to.
+public struct Row {
+    let statement: Statement
+
+    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement.handle, column) == SQLITE_NULL }
+
+    public func int(_ column: Int32) -> Int64 { sqlite3_column_int64(statement.handle, column) }
+
+    public func text(_ column: Int32) -> String {
+        guard let pointer = sqlite3_column_text(statement.handle, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(statement.handle, column))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    public func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+
+    public func blob(_ column: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(statement.handle, column))
+        guard count > 0, let pointer = sqlite3_column_blob(statement.handle, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    public func optionalBlob(_ column: Int32) -> [UInt8]? { isNull(column) ? nil : blob(column) }
+}

@@ -1,0 +1,84 @@
+import Merge
+
+extension Replica {
+    /// Checks SQLite's own integrity and the replica's invariants: every revision has a log
+    /// entry and its blocks, the log is contiguous and matches the vector, every record has a
+    /// head, and block reference counts are exact. Returns the problems found (empty: healthy).
+    public func integrityProblems() throws -> [String] {
+        var problems = try database.check(full: true).map { "sqlite: \($0)" }
+        let unlogged = try database.first(
+            "SELECT count(*) FROM revisions r WHERE NOT EXISTS (SELECT 1 FROM log WHERE log.revision = r.id)"
+        ) { $0.int(0) } ?? 0
+        if unlogged > 0 { problems.append("\(unlogged) revision(s) have no log entry") }
+        let dangling = try database.first(
+            "SELECT count(*) FROM log WHERE NOT EXISTS (SELECT 1 FROM revisions r WHERE r.id = log.revision)"
+        ) { $0.int(0) } ?? 0
+        if dangling > 0 { problems.append("\(dangling) log entries name a missing revision") }
+        let logShape = try database.rows("SELECT replica, count(*), max(seq) FROM log GROUP BY replica") { row in
+            (ReplicaID(RecordID(bytes: row.blob(0))!), UInt64(row.int(1)), UInt64(row.int(2)))
+        }
+        for (replica, count, highest) in logShape {
+            if count != highest { problems.append("log of \(replica) has gaps (\(count) entries, highest seq \(highest))") }
+            if vector[replica] != highest { problems.append("vector says \(vector[replica]) for \(replica), log has \(highest)") }
+        }
+        if logShape.count != vector.counters.count { problems.append("vector and log disagree on which replicas exist") }
+        let headless = try database.first(
+            "SELECT count(DISTINCT record) FROM revisions r WHERE NOT EXISTS (SELECT 1 FROM heads h WHERE h.record = r.record)"
+        ) { $0.int(0) } ?? 0
+        if headless > 0 { problems.append("\(headless) record(s) have revisions but no head") }
+        var references: [BlockHash: Int64] = [:]
+        try database.statement("SELECT body FROM revisions WHERE purged = 0").forEach { row in
+            for hash in Set(Self.hashes(row.blob(0))) { references[hash, default: 0] += 1 }
+        }
+        var stored: [BlockHash: Int64] = [:]
+        try database.statement("SELECT hash, refs FROM blocks").forEach { row in stored[Hash256(bytes: row.blob(0))!] = row.int(1) }
+        let missing = references.keys.filter { stored[$0] == nil }
+        if !missing.isEmpty { problems.append("\(missing.count) block(s) used by revisions are missing") }
+        let miscounted = references.filter { hash, uses in stored[hash].map { $0 != uses } ?? false }
+        if !miscounted.isEmpty { problems.append("\(miscounted.count) block(s) have a wrong reference count") }
+        try database.statement("SELECT id, body FROM notes").forEach { row in
+            if Self.hashes(row.blob(1)).contains(where: { stored[$0] == nil }) {
+                problems.append("note \(RecordID(bytes: row.blob(0))!) shows a block that is not stored")
+            }
+        }
+        return problems
+    }
+
+    /// A hash of the materialised state (notes, tags, folders, devices): equal on two replicas
+    /// exactly when they show the same library. Used to check convergence.
+    public func stateHash() throws -> Hash256 {
+        var writer = ByteWriter(capacity: 4096)
+        try database.statement(
+            "SELECT id, title, body, folder, trashed, pinned, color, created, modified, conflict_of FROM notes ORDER BY id"
+        ).forEach { row in
+            writer.data(row.blob(0))
+            writer.string(row.text(1))
+            writer.data(row.blob(2))
+            writer.data(row.optionalBlob(3) ?? [])
+            writer.u64(UInt64(row.int(4)))
+            writer.u64(UInt64(row.int(5)))
+            writer.string(row.optionalText(6) ?? "\u{0}")
+            writer.u64(UInt64(bitPattern: row.int(7)))
+            writer.u64(UInt64(bitPattern: row.int(8)))
+            writer.data(row.optionalBlob(9) ?? [])
+        }
+        try database.statement("SELECT note, tag FROM note_tags ORDER BY note, tag").forEach { row in
+            writer.data(row.blob(0))
+            writer.string(row.text(1))
+        }
+        try database.statement("SELECT id, name, parent, moved_at FROM folders ORDER BY id").forEach { row in
+            writer.data(row.blob(0))
+            writer.string(row.text(1))
+            writer.data(row.optionalBlob(2) ?? [])
+            writer.u64(UInt64(bitPattern: row.int(3)))
+        }
+        try database.statement("SELECT id, name, public_key, revoked, added FROM devices ORDER BY id").forEach { row in
+            writer.data(row.blob(0))
+            writer.string(row.text(1))
+            writer.data(row.blob(2))
+            writer.u64(UInt64(row.int(3)))
+            writer.u64(UInt64(row.int(4)))
+        }
+        return Sodium.hash256(writer.bytes)
+    }
+}

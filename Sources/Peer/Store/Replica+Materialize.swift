@@ -1,0 +1,305 @@
+import Merge
+
+/// A conflict copy this replica derived while materialising a note (DESIGN §5).
+public struct ConflictCopyCreated: Hashable, Sendable {
+    public let copy: NoteID
+    public let original: NoteID
+    public let title: String
+}
+
+/// How a note's visible state changed in a transaction.
+public enum NoteChange: String, Hashable, Sendable {
+    case created, edited, trashed, restored, purged
+}
+
+/// What one committed transaction changed, for events and counters.
+public struct Changes: Hashable, Sendable {
+    /// Notes whose visible state changed, with how (the first change in the transaction wins
+    /// for `created`; later ones refine it).
+    public var notes: [NoteID: NoteChange] = [:]
+    public var folders: Set<FolderID> = []
+    public var devices: Set<RecordID> = []
+    public var conflictCopies: [ConflictCopyCreated] = []
+
+    public init() {}
+
+    public var isEmpty: Bool { notes.isEmpty && folders.isEmpty && devices.isEmpty }
+
+    mutating func note(_ id: NoteID, _ change: NoteChange) {
+        if notes[id] == .created, change != .purged { return }
+        notes[id] = change
+    }
+}
+
+/// The revision DAG of one record, for finding merge bases.
+struct RecordDAG {
+    let parents: [RevisionID: [RevisionID]]
+
+    init(_ rows: [Replica.RevisionRow]) {
+        parents = Dictionary(rows.map { ($0.id, $0.parents) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Every revision reachable from `starts` through parents, `starts` included.
+    func ancestors(of starts: [RevisionID]) -> Set<RevisionID> {
+        var seen = Set<RevisionID>()
+        var stack = starts
+        while let next = stack.popLast() {
+            guard seen.insert(next).inserted else { continue }
+            stack.append(contentsOf: parents[next] ?? [])
+        }
+        return seen
+    }
+
+    /// The lowest common ancestors of two sets of revisions: common ancestors that are not
+    /// ancestors of another common ancestor. Empty when they share no history.
+    func lowestCommonAncestors(_ left: [RevisionID], _ right: [RevisionID]) -> [RevisionID] {
+        let common = ancestors(of: left).intersection(ancestors(of: right))
+        guard !common.isEmpty else { return [] }
+        let below = ancestors(of: common.flatMap { parents[$0] ?? [] })
+        return common.subtracting(below).sorted()
+    }
+}
+
+extension Replica {
+    /// The stamp standing for several merged heads: their latest HLC, and a revision id that is
+    /// a pure function of the set, so every replica folds the same heads to the same stamp.
+    static func virtualStamp(_ members: [Stamp]) -> Stamp {
+        guard members.count > 1 else { return members[0] }
+        let ids = members.map(\.revision).sorted()
+        return Stamp(hlc: members.map(\.hlc).max()!, revision: Sodium.hash256(concatenated(ids)))
+    }
+
+    /// Folds a record's heads into one version (DESIGN §4: state is a function of the DAG).
+    /// Heads are folded in canonical stamp order; each step merges with the lowest common
+    /// ancestors (several are merged first, recursively; none → no base).
+    func foldHeads<Content>(
+        _ heads: [RevisionID], rows: [RevisionID: RevisionRow], dag: RecordDAG,
+        load: (RevisionRow) throws -> Record<Content>,
+        merge: (Record<Content>?, Version<Content>, Version<Content>) -> (Record<Content>, Conflict?)
+    ) throws -> (version: Version<Content>, conflicts: [Conflict]) {
+        func version(_ id: RevisionID) throws -> Version<Content> {
+            let row = rows[id]!
+            return Version(stamp: row.stamp, record: try load(row))
+        }
+        func fold(_ revisions: [RevisionID], keepConflicts: Bool) throws -> (Version<Content>, [Conflict]) {
+            let ordered = revisions.sorted { rows[$0]!.stamp < rows[$1]!.stamp }
+            var members = [ordered[0]]
+            var accumulated = try version(ordered[0])
+            var conflicts: [Conflict] = []
+            for next in ordered.dropFirst() {
+                let ancestors = dag.lowestCommonAncestors(members, [next])
+                let base: Record<Content>? = switch ancestors.count {
+                case 0: nil
+                case 1: try load(rows[ancestors[0]]!)
+                default: try fold(ancestors, keepConflicts: false).0.record
+                }
+                let (merged, conflict) = merge(base, accumulated, try version(next))
+                members.append(next)
+                accumulated = Version(stamp: Self.virtualStamp(members.map { rows[$0]!.stamp }), record: merged)
+                if keepConflicts, let conflict { conflicts.append(conflict) }
+            }
+            return (accumulated, conflicts)
+        }
+        return try fold(heads, keepConflicts: true)
+    }
+
+    /// Recomputes `record`'s current state from its heads, writes the materialised row, purges
+    /// the history of a record that ended as a tombstone, and derives conflict copies.
+    func materialize(_ record: RecordID, kind: RecordKind) throws {
+        let heads = try heads(of: record)
+        guard !heads.isEmpty else { return }
+        let allRows = heads.count == 1 ? [try revisionRow(heads[0])!] : try revisionRows(record: record)
+        let rows = Dictionary(allRows.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let dag = RecordDAG(heads.count == 1 ? [] : allRows)
+        switch kind {
+        case .note:
+            var blockHashes: [Block: BlockHash] = [:]
+            let (version, conflicts) = try foldHeads(
+                heads, rows: rows, dag: dag,
+                load: { row in try self.loadNote(row, hashes: &blockHashes) },
+                merge: { base, a, b in Self.mergeNotes(record, base: base, a, b) })
+            try writeNote(record, version, blockHashes: blockHashes)
+            if version.record == .tombstone { try purgeHistory(record) }
+            for conflict in conflicts {
+                if let created = try deriveConflictCopy(of: record, conflict) { pendingChanges.conflictCopies.append(created) }
+            }
+        case .folder:
+            let (version, _) = try foldHeads(
+                heads, rows: rows, dag: dag, load: loadFolder,
+                merge: { base, a, b in (FolderMerge.merge(base: base, a, b), nil) })
+            try writeFolder(record, version.record)
+            pendingChanges.folders.insert(record)
+            if version.record == .tombstone { try purgeHistory(record) }
+        case .device:
+            let (version, _) = try foldHeads(
+                heads, rows: rows, dag: dag, load: loadDevice,
+                merge: { base, a, b in (DeviceMerge.merge(base: base, a, b), nil) })
+            try writeDevice(record, version.record)
+            pendingChanges.devices.insert(record)
+        }
+    }
+
+    /// The note merge, with the conflict copy made a function of the losing version alone
+    /// (its own folder and Trash state), since its id depends only on the note and the loser.
+    static func mergeNotes(_ note: NoteID, base: Record<Note>?, _ a: Version<Note>, _ b: Version<Note>) -> (Record<Note>, Conflict?) {
+        let outcome = NoteMerge.merge(note: note, base: base, a, b)
+        guard var conflict = outcome.conflict, case .live(let loser) = (a.stamp == conflict.loser ? a : b).record else {
+            return (outcome.merged, outcome.conflict)
+        }
+        conflict.copy.folder = loser.folder
+        conflict.copy.trashed = loser.trashed
+        return (outcome.merged, conflict)
+    }
+
+    // MARK: - Loading revision content
+
+    /// A purged revision reads as a tombstone: its content is gone by design.
+    func loadNote(_ row: RevisionRow, hashes: inout [Block: BlockHash]) throws -> Record<Note> {
+        guard !row.purged, case .note(let stored) = try RevisionCodec.decodeStored(row.data).content else { return .tombstone }
+        guard case .live(let fields) = stored else { return .tombstone }
+        let blocks = try self.blocks(fields.body)
+        for (block, hash) in zip(blocks, fields.body) { hashes[block] = hash }
+        return .live(fields.note(body: blocks))
+    }
+
+    func loadFolder(_ row: RevisionRow) throws -> Record<Folder> {
+        guard !row.purged, case .folder(let stored) = try RevisionCodec.decodeStored(row.data).content else { return .tombstone }
+        return stored
+    }
+
+    func loadDevice(_ row: RevisionRow) throws -> Record<Device> {
+        guard !row.purged, case .device(let stored) = try RevisionCodec.decodeStored(row.data).content else { return .tombstone }
+        return stored
+    }
+
+    // MARK: - Writing materialised state
+
+    private func writeNote(_ id: NoteID, _ version: Version<Note>, blockHashes: [Block: BlockHash]) throws {
+        let wasTrashed = try database.first("SELECT trashed FROM notes WHERE id = ?1", [.blob(id.bytes)]) { $0.int(0) != 0 }
+        guard case .live(let note) = version.record else {
+            if wasTrashed != nil {
+                try database.run("DELETE FROM notes WHERE id = ?1", [.blob(id.bytes)])
+                pendingChanges.note(id, .purged)
+            }
+            return
+        }
+        switch wasTrashed {
+        case nil: pendingChanges.note(id, .created)
+        case .some(let trashed) where trashed != note.trashed: pendingChanges.note(id, note.trashed ? .trashed : .restored)
+        case .some: pendingChanges.note(id, .edited)
+        }
+        var body: [BlockHash] = []
+        body.reserveCapacity(note.body.count)
+        for block in note.body {
+            if let hash = blockHashes[block] {
+                body.append(hash)
+            } else {
+                // A block the merge composed itself: store it so the state never points at nothing.
+                let encoded = block.encoded()
+                let hash = RevisionCodec.blockHash(encoded)
+                try database.run(
+                    "INSERT OR IGNORE INTO blocks (hash, refs, data) VALUES (?1, 0, ?2)", [.blob(hash.bytes), .blob(encoded)])
+                body.append(hash)
+            }
+        }
+        try writeNoteRow(id, RevisionCodec.NoteFields(note, body: body), hlc: version.stamp.hlc)
+    }
+
+    func writeNoteRow(_ id: NoteID, _ note: RevisionCodec.NoteFields<BlockHash>, hlc: HLC) throws {
+        try database.run(
+            """
+            INSERT INTO notes (id, title, body, folder, trashed, pinned, color, created, modified, conflict_of, hlc)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+            ON CONFLICT(id) DO UPDATE SET title = excluded.title, body = excluded.body, folder = excluded.folder,
+                trashed = excluded.trashed, pinned = excluded.pinned, color = excluded.color, created = excluded.created,
+                modified = excluded.modified, conflict_of = excluded.conflict_of, hlc = excluded.hlc
+            """,
+            [
+                .blob(id.bytes), .text(note.title), .blob(Self.concatenated(note.body)),
+                note.folder.map { .blob($0.bytes) } ?? .null, .integer(note.trashed ? 1 : 0), .integer(note.pinned ? 1 : 0),
+                note.color.map { .text($0) } ?? .null, .integer(Int64(bitPattern: note.created)),
+                .integer(Int64(bitPattern: note.modified)), note.conflictOf.map { .blob($0.bytes) } ?? .null,
+                .integer(Int64(bitPattern: hlc.rawValue)),
+            ])
+        try database.run("DELETE FROM note_tags WHERE note = ?1", [.blob(id.bytes)])
+        for tag in note.tags {
+            try database.run("INSERT INTO note_tags (note, tag) VALUES (?1, ?2)", [.blob(id.bytes), .text(tag)])
+        }
+    }
+
+    private func writeFolder(_ id: FolderID, _ record: Record<Folder>) throws {
+        guard case .live(let folder) = record else {
+            try database.run("DELETE FROM folders WHERE id = ?1", [.blob(id.bytes)])
+            return
+        }
+        try database.run(
+            """
+            INSERT INTO folders (id, name, parent, moved_at) VALUES (?1, ?2, ?3, ?4)
+            ON CONFLICT(id) DO UPDATE SET name = excluded.name, parent = excluded.parent, moved_at = excluded.moved_at
+            """,
+            [
+                .blob(id.bytes), .text(folder.name), folder.parent.map { .blob($0.bytes) } ?? .null,
+                .integer(Int64(bitPattern: folder.movedAt.rawValue)),
+            ])
+    }
+
+    private func writeDevice(_ id: RecordID, _ record: Record<Device>) throws {
+        guard case .live(let device) = record else {
+            try database.run("DELETE FROM devices WHERE id = ?1", [.blob(id.bytes)])
+            return
+        }
+        try database.run(
+            """
+            INSERT INTO devices (id, name, public_key, revoked, added) VALUES (?1, ?2, ?3, ?4, ?5)
+            ON CONFLICT(id) DO UPDATE SET name = excluded.name, public_key = excluded.public_key, revoked = excluded.revoked,
+                added = excluded.added
+            """,
+            [.blob(id.bytes), .text(device.name), .blob(device.publicKey), .integer(device.revoked ? 1 : 0), .integer(Int64(device.added))])
+    }
+
+    // MARK: - Purge and conflict copies
+
+    /// Content of a permanently deleted record is gone at once (DESIGN §3): every revision
+    /// keeps its place in the DAG, so no stale device brings the record back, but loses its
+    /// data and its claim on blocks.
+    func purgeHistory(_ record: RecordID) throws {
+        let rows = try database.rows(
+            "SELECT id, body FROM revisions WHERE record = ?1 AND purged = 0 AND tombstone = 0", [.blob(record.bytes)]
+        ) { (Hash256(bytes: $0.blob(0))!, Self.hashes($0.blob(1))) }
+        for (id, body) in rows {
+            try releaseBlocks(body)
+            try database.run("UPDATE revisions SET data = x'', body = x'', purged = 1 WHERE id = ?1", [.blob(id.bytes)])
+        }
+    }
+
+    /// Writes the conflict copy for `conflict` unless this replica already has that record
+    /// (derived earlier, received from a peer, or since purged by the user).
+    private func deriveConflictCopy(of note: NoteID, _ conflict: Conflict) throws -> ConflictCopyCreated? {
+        let copyID = Self.conflictCopyID(note: note, loser: conflict.loser.revision)
+        guard try !recordExists(copyID) else { return nil }
+        let revision = Revision(
+            record: copyID, parents: [], author: .derived, hlc: max(conflict.winner.hlc, conflict.loser.hlc),
+            content: .note(.live(conflict.copy)))
+        try storeNew(revision, dot: nextOwnDot())
+        return ConflictCopyCreated(copy: copyID, original: note, title: conflict.copy.title)
+    }
+
+    /// Stores a revision made on this replica (authored or derived) with its blocks and log
+    /// entry, advances the record's heads and materialises it.
+    @discardableResult
+    func storeNew(_ revision: Revision, dot: Dot) throws -> RevisionID {
+        let encoded = RevisionCodec.encode(revision)
+        let header = try RevisionCodec.header(encoded.bytes)
+        let missing = try insertRevision(
+            id: encoded.id, header: header, data: encoded.bytes,
+            newBlocks: Dictionary(encoded.blocks.map { ($0.hash, $0.encoded) }, uniquingKeysWith: { first, _ in first }))
+        precondition(missing.isEmpty, "a local revision supplies all of its blocks")
+        try crashPoint?("revision stored")
+        try appendLog(dot, revision: encoded.id)
+        try crashPoint?("log appended")
+        try advanceHeads(record: revision.record, kind: revision.kind, parents: revision.parents, to: encoded.id)
+        try materialize(revision.record, kind: revision.kind)
+        try crashPoint?("materialised")
+        return encoded.id
+    }
+}

@@ -1,0 +1,229 @@
+import Merge
+
+/// One note as listed: everything but the body.
+public struct NoteSummary: Hashable, Sendable {
+    public let id: NoteID
+    public let title: String
+    /// Where the note shows: its folder if that folder is alive, else Uncategorized (nil).
+    public let folder: FolderID?
+    public let trashed: Bool
+    public let pinned: Bool
+    public let color: String?
+    public let tags: [String]
+    public let created: UInt64
+    public let modified: UInt64
+    public let conflictOf: NoteID?
+}
+
+/// Which notes to list. The default lists every note not in the Trash.
+public struct NoteFilter: Sendable, Equatable {
+    /// nil: any folder; `.some(nil)`: Uncategorized only; `.some(id)`: directly in that folder
+    /// (where the note shows, after deleted folders are resolved).
+    public var folder: FolderID??
+    public var tag: String?
+    /// false: notes outside the Trash; true: only the Trash.
+    public var trashed: Bool
+    /// nil: both; true: only conflict copies; false: no conflict copies.
+    public var conflictCopies: Bool?
+    /// nil: both; true: only pinned; false: only unpinned.
+    public var pinned: Bool?
+    /// Case-insensitive text that the title or the body's text must contain.
+    public var text: String?
+
+    public init(
+        folder: FolderID?? = nil, tag: String? = nil, trashed: Bool = false, conflictCopies: Bool? = nil,
+        pinned: Bool? = nil, text: String? = nil
+    ) {
+        self.folder = folder
+        self.tag = tag
+        self.trashed = trashed
+        self.conflictCopies = conflictCopies
+        self.pinned = pinned
+        self.text = text
+    }
+}
+
+/// A live folder with its place in the resolved tree.
+public struct FolderSummary: Hashable, Sendable {
+    public let id: FolderID
+    public let name: String
+    /// The effective parent after cycles and deleted parents are resolved (nil: top level).
+    public let parent: FolderID?
+    /// Names from the top, e.g. ["Work", "Projects"].
+    public let path: [String]
+    public let noteCount: Int
+}
+
+/// One revision in a record's history.
+public struct HistoryEntry: Hashable, Sendable {
+    public let revision: RevisionID
+    public let parents: [RevisionID]
+    public let hlc: HLC
+    public let author: ReplicaID
+    /// nil when the content was purged.
+    public let note: Note?
+    public let isTombstone: Bool
+}
+
+/// A device on the roster.
+public struct RosterEntry: Hashable, Sendable {
+    public let record: RecordID
+    public let device: Device
+}
+
+extension Replica {
+    // MARK: - Single records
+
+    /// The current state of a live note, or nil when there is none (never was, or purged).
+    public func note(_ id: NoteID) throws -> Note? {
+        guard let (fields, _) = try noteRow(id) else { return nil }
+        return fields.note(body: try blocks(fields.body))
+    }
+
+    func noteRow(_ id: NoteID) throws -> (RevisionCodec.NoteFields<BlockHash>, HLC)? {
+        guard let row = try database.first(
+            """
+            SELECT title, body, folder, trashed, pinned, color, created, modified, conflict_of, hlc
+            FROM notes WHERE id = ?1
+            """, [.blob(id.bytes)], { row in
+                (
+                    RevisionCodec.NoteFields<BlockHash>(
+                        title: row.text(0), body: Self.hashes(row.blob(1)), folder: row.optionalBlob(2).flatMap(RecordID.init(bytes:)),
+                        trashed: row.int(3) != 0, pinned: row.int(4) != 0, color: row.optionalText(5), tags: [],
+                        created: UInt64(bitPattern: row.int(6)), modified: UInt64(bitPattern: row.int(7)),
+                        conflictOf: row.optionalBlob(8).flatMap(RecordID.init(bytes:))),
+                    HLC(rawValue: UInt64(bitPattern: row.int(9)))
+                )
+            })
+        else { return nil }
+        var (fields, hlc) = row
+        fields.tags = Set(try database.rows("SELECT tag FROM note_tags WHERE note = ?1", [.blob(id.bytes)]) { $0.text(0) })
+        return (fields, hlc)
+    }
+
+    public func folder(_ id: FolderID) throws -> Folder? {
+        try database.first("SELECT name, parent, moved_at FROM folders WHERE id = ?1", [.blob(id.bytes)]) { row in
+            Folder(
+                name: row.text(0), parent: row.optionalBlob(1).flatMap(RecordID.init(bytes:)),
+                movedAt: HLC(rawValue: UInt64(bitPattern: row.int(2))))
+        }
+    }
+
+    public func device(_ id: RecordID) throws -> Device? {
+        try database.first("SELECT name, public_key, revoked, added FROM devices WHERE id = ?1", [.blob(id.bytes)]) { row in
+            Device(name: row.text(0), publicKey: row.blob(1), revoked: row.int(2) != 0, added: UInt64(row.int(3)))
+        }
+    }
+
+    // MARK: - Lists
+
+    func liveFolders() throws -> [FolderID: Folder] {
+        let rows = try database.rows("SELECT id, name, parent, moved_at FROM folders") { row in
+            (
+                RecordID(bytes: row.blob(0))!,
+                Folder(
+                    name: row.text(1), parent: row.optionalBlob(2).flatMap(RecordID.init(bytes:)),
+                    movedAt: HLC(rawValue: UInt64(bitPattern: row.int(3))))
+            )
+        }
+        return Dictionary(rows, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Notes matching `filter`: pinned first, then most recently modified.
+    public func listNotes(_ filter: NoteFilter = NoteFilter()) throws -> [NoteSummary] {
+        let tree = FolderTree.resolve(try liveFolders())
+        var tagged: Set<NoteID>?
+        if let tag = filter.tag {
+            tagged = Set(try database.rows("SELECT note FROM note_tags WHERE tag = ?1", [.text(tag)]) { RecordID(bytes: $0.blob(0))! })
+        }
+        var tags: [NoteID: [String]] = [:]
+        for (note, tag) in try database.rows("SELECT note, tag FROM note_tags", [], { (RecordID(bytes: $0.blob(0))!, $0.text(1)) }) {
+            tags[note, default: []].append(tag)
+        }
+        let needle = filter.text?.lowercased()
+        var results: [NoteSummary] = []
+        try database.statement(
+            "SELECT id, title, folder, trashed, pinned, color, created, modified, conflict_of, body FROM notes"
+        ).forEach { row in
+            let id = RecordID(bytes: row.blob(0))!
+            let storedFolder = row.optionalBlob(2).flatMap(RecordID.init(bytes:))
+            let folder = storedFolder.flatMap { tree[$0] != nil ? $0 : nil }
+            let summary = NoteSummary(
+                id: id, title: row.text(1), folder: folder, trashed: row.int(3) != 0, pinned: row.int(4) != 0,
+                color: row.optionalText(5), tags: (tags[id] ?? []).sorted(), created: UInt64(bitPattern: row.int(6)),
+                modified: UInt64(bitPattern: row.int(7)), conflictOf: row.optionalBlob(8).flatMap(RecordID.init(bytes:)))
+            guard summary.trashed == filter.trashed else { return }
+            if let copies = filter.conflictCopies, copies != (summary.conflictOf != nil) { return }
+            if let pinned = filter.pinned, pinned != summary.pinned { return }
+            if let tagged, !tagged.contains(id) { return }
+            if let wanted = filter.folder, wanted != summary.folder { return }
+            if let needle {
+                if !summary.title.lowercased().contains(needle) {
+                    let text = try self.blocks(Self.hashes(row.blob(9))).map(\.text).joined(separator: "\n")
+                    guard text.lowercased().contains(needle) else { return }
+                }
+            }
+            results.append(summary)
+        }
+        return results.sorted { ($0.pinned ? 1 : 0, $0.modified, $0.id) > ($1.pinned ? 1 : 0, $1.modified, $1.id) }
+    }
+
+    /// Every live folder with its resolved parent and path, sorted by path.
+    public func listFolders() throws -> [FolderSummary] {
+        let folders = try liveFolders()
+        let tree = FolderTree.resolve(folders)
+        var counts: [FolderID: Int] = [:]
+        for folder in try database.rows("SELECT folder FROM notes WHERE trashed = 0 AND folder IS NOT NULL", [], { RecordID(bytes: $0.blob(0))! })
+        where tree[folder] != nil {
+            counts[folder, default: 0] += 1
+        }
+        func path(_ id: FolderID) -> [String] {
+            var names: [String] = []
+            var cursor: FolderID? = id
+            while let current = cursor, let folder = folders[current], names.count <= folders.count {
+                names.insert(folder.name, at: 0)
+                cursor = tree[current] ?? nil
+            }
+            return names
+        }
+        return folders.map { id, folder in
+            FolderSummary(id: id, name: folder.name, parent: tree[id] ?? nil, path: path(id), noteCount: counts[id] ?? 0)
+        }.sorted { ($0.path.joined(separator: "/").lowercased(), $0.id) < ($1.path.joined(separator: "/").lowercased(), $1.id) }
+    }
+
+    /// Every device on the roster, revoked ones included.
+    public func listDevices() throws -> [RosterEntry] {
+        try database.rows("SELECT id, name, public_key, revoked, added FROM devices ORDER BY name, id") { row in
+            RosterEntry(
+                record: RecordID(bytes: row.blob(0))!,
+                device: Device(name: row.text(1), publicKey: row.blob(2), revoked: row.int(3) != 0, added: UInt64(row.int(4))))
+        }
+    }
+
+    /// The revisions of a record, newest first (by HLC).
+    public func history(of id: RecordID) throws -> [HistoryEntry] {
+        var unusedHashes: [Block: BlockHash] = [:]
+        return try revisionRows(record: id).sorted { $0.stamp > $1.stamp }.map { row in
+            let note = row.kind == .note ? try loadNote(row, hashes: &unusedHashes).live : nil
+            return HistoryEntry(
+                revision: row.id, parents: row.parents, hlc: row.hlc, author: row.author, note: note, isTombstone: row.tombstone)
+        }
+    }
+
+    /// Every record id that has ever existed here (live or tombstone), by kind.
+    public func recordIDs(kind: RecordKind) throws -> [RecordID] {
+        try database.rows("SELECT DISTINCT record FROM heads WHERE kind = ?1 ORDER BY record", [.integer(Int64(kind.rawValue))]) {
+            RecordID(bytes: $0.blob(0))!
+        }
+    }
+
+    /// Live notes, the Trash and conflict copies included.
+    public var noteCount: Int {
+        get throws { Int(try database.first("SELECT count(*) FROM notes") { $0.int(0) } ?? 0) }
+    }
+
+    /// Every live note's id (the Trash and conflict copies included), for resolving references.
+    public func noteIDs() throws -> [NoteID] {
+        try database.rows("SELECT id FROM notes ORDER BY id") { RecordID(bytes: $0.blob(0))! }
+    }
+}

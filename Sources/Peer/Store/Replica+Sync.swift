@@ -1,0 +1,228 @@
+import Merge
+
+/// One log entry as it travels between replicas: its name, its revision, and either the
+/// encoded revision with the blocks it adds over its parents, or — when the sender purged that
+/// content — only the revision's place in the DAG.
+public struct EntryPayload: Hashable, Sendable {
+    public enum Content: Hashable, Sendable {
+        case full(data: [UInt8], blocks: [[UInt8]])
+        case purged(RevisionHeader)
+    }
+
+    public let dot: Dot
+    public let revision: RevisionID
+    public let content: Content
+
+    public init(dot: Dot, revision: RevisionID, content: Content) {
+        self.dot = dot
+        self.revision = revision
+        self.content = content
+    }
+
+    /// Roughly what it costs on the wire, for batching.
+    public var approximateSize: Int {
+        switch content {
+        case .full(let data, let blocks): 64 + data.count + blocks.reduce(0) { $0 + $1.count + 4 }
+        case .purged(let header): 128 + header.parents.count * 32
+        }
+    }
+}
+
+/// What an apply could not do without more data from the sender. Never guessed at.
+public enum Need: Hashable, Sendable, CustomStringConvertible {
+    /// Blocks the entry's body uses that were neither sent nor stored here.
+    case blocks([BlockHash])
+    /// Parent revisions this replica does not have.
+    case parents([RevisionID])
+    /// The entry skips ahead: this replica expects `expected` next from `replica`.
+    case gap(replica: ReplicaID, expected: UInt64)
+
+    public var description: String {
+        switch self {
+        case .blocks(let hashes): "\(hashes.count) missing block(s)"
+        case .parents(let ids): "missing parent revision(s) \(ids.map(\.short).joined(separator: ", "))"
+        case .gap(let replica, let expected): "entries of \(replica) from seq \(expected)"
+        }
+    }
+}
+
+/// The result of applying a batch: how far it got, and why it stopped if it stopped early.
+/// Whatever was applied is committed: a batch always leaves a contiguous prefix.
+public struct ApplyOutcome: Sendable {
+    public var applied = 0
+    public var duplicates = 0
+    public var need: Need?
+    /// A malformed entry (bad hash, undecodable data): the sender is broken; stop talking to it.
+    public var rejected: String?
+    public var changes = Changes()
+    /// The latest HLC among newly applied revisions (for measuring sync lag).
+    public var latestHLC: HLC?
+}
+
+extension Replica {
+    // MARK: - Sending
+
+    /// The entries a peer holding `peer` lacks, in this replica's storage order (so parents
+    /// come before children), at most `maxCount` entries and about `maxBytes` (always ≥ 1).
+    /// Own entries handed out here are marked offered, so they are never coalesced away.
+    public func entries(missingFrom peer: VersionVector, maxCount: Int = 500, maxBytes: Int = 256 * 1024) throws -> [EntryPayload] {
+        var candidates: [(stored: Int64, dot: Dot, revision: RevisionID)] = []
+        for (replica, ours) in vector.counters where ours > peer[replica] {
+            candidates += try database.rows(
+                "SELECT stored, seq, revision FROM log WHERE replica = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+                [.blob(replica.raw.bytes), .integer(Int64(peer[replica])), .integer(Int64(maxCount))]
+            ) { row in (row.int(0), Dot(replica: replica, seq: UInt64(row.int(1))), Hash256(bytes: row.blob(2))!) }
+        }
+        candidates.sort { $0.stored < $1.stored }
+        var payloads: [EntryPayload] = []
+        var bytes = 0
+        for candidate in candidates.prefix(maxCount) {
+            let payload = try payload(candidate.dot, candidate.revision)
+            if !payloads.isEmpty, bytes + payload.approximateSize > maxBytes { break }
+            bytes += payload.approximateSize
+            payloads.append(payload)
+        }
+        if let ownHighest = payloads.lazy.filter({ $0.dot.replica == self.replicaID }).map(\.dot.seq).max() {
+            try markOffered(through: ownHighest)
+        }
+        return payloads
+    }
+
+    private func payload(_ dot: Dot, _ id: RevisionID) throws -> EntryPayload {
+        guard let row = try revisionRow(id) else {
+            throw ReplicaError.invalid("log entry \(dot) names revision \(id.short), which is not stored")
+        }
+        if row.purged {
+            let header = RevisionHeader(
+                kind: row.kind, record: row.record, parents: row.parents, author: row.author, hlc: row.hlc,
+                isTombstone: row.tombstone, body: [])
+            return EntryPayload(dot: dot, revision: id, content: .purged(header))
+        }
+        var inherited = Set<BlockHash>()
+        for parent in row.parents {
+            if let body = try database.first("SELECT body FROM revisions WHERE id = ?1", [.blob(parent.bytes)], { $0.blob(0) }) {
+                inherited.formUnion(Self.hashes(body))
+            }
+        }
+        var added: [BlockHash] = []
+        var seen = Set<BlockHash>()
+        for hash in row.body where !inherited.contains(hash) && seen.insert(hash).inserted { added.append(hash) }
+        let blocks = try blockData(added)
+        return EntryPayload(dot: dot, revision: id, content: .full(data: row.data, blocks: blocks))
+    }
+
+    /// The encoded blocks for `hashes`; throws when one is not stored.
+    public func blockData(_ hashes: [BlockHash]) throws -> [[UInt8]] {
+        try hashes.map { hash in
+            guard let data = try database.first("SELECT data FROM blocks WHERE hash = ?1", [.blob(hash.bytes)], { $0.blob(0) }) else {
+                throw ReplicaError.invalid("block \(hash.short) is not stored here")
+            }
+            return data
+        }
+    }
+
+    /// The blocks among `hashes` that are stored here (for answering a peer's `need`).
+    public func availableBlocks(_ hashes: [BlockHash]) throws -> [[UInt8]] {
+        try hashes.compactMap { hash in
+            try database.first("SELECT data FROM blocks WHERE hash = ?1", [.blob(hash.bytes)], { $0.blob(0) })
+        }
+    }
+
+    /// Stores blocks a peer sent in answer to a `need`. They wait, unreferenced, until the
+    /// entry that uses them is applied.
+    public func storeBlocks(_ encodedBlocks: [[UInt8]]) throws {
+        try write {
+            for encoded in encodedBlocks {
+                _ = try Block(encoded: encoded)
+                let hash = RevisionCodec.blockHash(encoded)
+                try database.run(
+                    "INSERT OR IGNORE INTO blocks (hash, refs, data) VALUES (?1, 0, ?2)", [.blob(hash.bytes), .blob(encoded)])
+            }
+        }
+    }
+
+    // MARK: - Receiving
+
+    /// Applies entries from a peer in one transaction (DESIGN §6): idempotent (an entry held
+    /// already is skipped), in order (parents and blocks must be present or sent), then
+    /// recomputes every record it touched. Stops at the first entry it cannot apply and says
+    /// what it needs; what came before is committed.
+    public func apply(_ entries: [EntryPayload], now: UInt64) throws -> ApplyOutcome {
+        var outcome = ApplyOutcome()
+        try write {
+            var touched: [RecordID: RecordKind] = [:]
+            var latest = HLC.zero
+            entryLoop: for entry in entries {
+                if vector.contains(entry.dot) {
+                    outcome.duplicates += 1
+                    continue
+                }
+                guard entry.dot.seq == vector[entry.dot.replica] + 1 else {
+                    outcome.need = .gap(replica: entry.dot.replica, expected: vector[entry.dot.replica] + 1)
+                    break
+                }
+                if try hasRevision(entry.revision) {
+                    try appendLog(entry.dot, revision: entry.revision)
+                    outcome.applied += 1
+                    continue
+                }
+                let header: RevisionHeader
+                switch entry.content {
+                case .purged(let stub):
+                    header = stub
+                case .full(let data, _):
+                    guard Sodium.hash256(data) == entry.revision else {
+                        outcome.rejected = "entry \(entry.dot): revision data does not hash to its id \(entry.revision.short)"
+                        break entryLoop
+                    }
+                    do {
+                        header = try RevisionCodec.header(data)
+                    } catch {
+                        outcome.rejected = "entry \(entry.dot): \(error)"
+                        break entryLoop
+                    }
+                }
+                var missingParents: [RevisionID] = []
+                for parent in header.parents where try !hasRevision(parent) { missingParents.append(parent) }
+                guard missingParents.isEmpty else {
+                    outcome.need = .parents(missingParents)
+                    break
+                }
+                switch entry.content {
+                case .purged:
+                    try insertPurgedRevision(id: entry.revision, header: header)
+                case .full(let data, let blocks):
+                    var supplied: [BlockHash: [UInt8]] = [:]
+                    for encoded in blocks {
+                        guard (try? Block(encoded: encoded)) != nil else {
+                            outcome.rejected = "entry \(entry.dot): a block does not decode"
+                            break entryLoop
+                        }
+                        supplied[RevisionCodec.blockHash(encoded)] = encoded
+                    }
+                    let missing = try insertRevision(id: entry.revision, header: header, data: data, newBlocks: supplied)
+                    guard missing.isEmpty else {
+                        outcome.need = .blocks(missing)
+                        break entryLoop
+                    }
+                }
+                try crashPoint?("remote revision stored")
+                try appendLog(entry.dot, revision: entry.revision)
+                try advanceHeads(record: header.record, kind: header.kind, parents: header.parents, to: entry.revision)
+                touched[header.record] = header.kind
+                latest = max(latest, header.hlc)
+                outcome.applied += 1
+            }
+            for (record, kind) in touched.sorted(by: { $0.key < $1.key }) {
+                try materialize(record, kind: kind)
+            }
+            try crashPoint?("batch materialised")
+            if latest > .zero {
+                clock = clock.receiving(latest, now: now)
+                outcome.latestHLC = latest
+            }
+        }
+        outcome.changes = lastChanges
+        return outcome
+    }
+}

@@ -1,0 +1,160 @@
+import Merge
+
+/// Errors from the replica, each saying what happened and what to do.
+public enum ReplicaError: Error, CustomStringConvertible, Equatable {
+    /// `PRAGMA quick_check` found damage: refuse to start, and never sync it to peers.
+    case corrupt(path: String, problems: [String])
+    case notFound(kind: RecordKind, id: RecordID)
+    case invalid(String)
+
+    public var description: String {
+        switch self {
+        case .corrupt(let path, let problems):
+            "the database \(path) is damaged (\(problems.prefix(3).joined(separator: "; "))); notesd will not start on it or sync it. Move it aside and restart notesd: it will create a new database and pull the notes back from your other devices"
+        case .notFound(let kind, let id): "no \(kind) with id \(id)"
+        case .invalid(let message): message
+        }
+    }
+}
+
+/// The local replica: the SQLite store of revisions, blocks, the log and materialised state
+/// (DESIGN §4). Every local action is exactly one transaction.
+///
+/// Not thread-safe: one owner (the daemon's database actor, or a test) at a time.
+/// It never reads a clock or an entropy source of its own: `now` (Unix ms) is a parameter
+/// of each change and randomness comes from `randomBytes`, so the simulation replays exactly.
+public final class Replica {
+    public let database: Database
+    public let path: String
+    public let replicaID: ReplicaID
+    /// The last HLC reading this replica issued or saw.
+    public internal(set) var clock: HLC
+    /// For each replica, the highest contiguous seq held.
+    public internal(set) var vector: VersionVector
+    /// Own entries with seq above this were never offered to a peer, so they may be coalesced.
+    public internal(set) var offeredSeq: UInt64
+    /// What the last committed write changed (notes, folders, devices, conflict copies).
+    public private(set) var lastChanges = Changes()
+    /// What the write in progress has changed so far.
+    var pendingChanges = Changes()
+    let randomBytes: (Int) -> [UInt8]
+    private let lock: FileLock
+    /// Fault injection for the simulation: called at points inside write transactions; when it
+    /// throws, the transaction rolls back exactly as a crash at that point would leave it.
+    public var crashPoint: ((String) throws -> Void)?
+
+    /// How long a run of local edits keeps folding into one revision while no peer saw it.
+    public static let coalescingWindowMilliseconds: UInt64 = 5 * 60 * 1000
+
+    /// Opens (or creates) the replica at `path`. Takes the one-daemon lock, checks the file,
+    /// migrates the schema and mints the replica id on first open.
+    public init(path: String, randomBytes: @escaping (Int) -> [UInt8] = Replica.systemRandomBytes) throws {
+        lock = try FileLock(path: path + ".lock")
+        let database = try Database(path: path)
+        let problems: [String]
+        do {
+            problems = try database.check()
+        } catch let error as SQLiteError where error.isCorrupt {
+            problems = [error.message]
+        }
+        guard problems.isEmpty else { throw ReplicaError.corrupt(path: path, problems: problems) }
+        try database.migrate(Schema.migrations)
+        self.database = database
+        self.path = path
+        self.randomBytes = randomBytes
+        let existing = try database.first("SELECT value FROM meta WHERE key = 'replica'") { $0.blob(0) }
+        if let existing, let id = RecordID(bytes: existing) {
+            replicaID = ReplicaID(id)
+        } else {
+            replicaID = ReplicaID(RecordID(bytes: randomBytes(16))!)
+            try database.run("INSERT INTO meta (key, value) VALUES ('replica', ?1)", [.blob(replicaID.raw.bytes)])
+        }
+        clock = HLC(rawValue: UInt64(try Self.meta(database, "clock") ?? 0))
+        offeredSeq = UInt64(try Self.meta(database, "offered") ?? 0)
+        let counters = try database.rows("SELECT replica, seq FROM vector") { row in
+            (ReplicaID(RecordID(bytes: row.blob(0))!), UInt64(row.int(1)))
+        }
+        vector = VersionVector(Dictionary(uniqueKeysWithValues: counters))
+    }
+
+    public static func systemRandomBytes(_ count: Int) -> [UInt8] { Sodium.randomBytes(count) }
+
+    private static func meta(_ database: Database, _ key: String) throws -> Int64? {
+        try database.first("SELECT value FROM meta WHERE key = ?1", [.text(key)]) { $0.int(0) }
+    }
+
+    func setMeta(_ key: String, _ value: UInt64) throws {
+        try database.run(
+            "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [.text(key), .integer(Int64(bitPattern: value))])
+    }
+
+    // MARK: - Transactions that keep the in-memory mirrors (clock, vector) honest
+
+    /// Runs `body` in one transaction; the clock and vector it changed are kept only if it
+    /// commits, so a failed action leaves memory and disk agreeing.
+    func write<T>(_ body: () throws -> T) throws -> T {
+        let savedClock = clock, savedVector = vector, savedOffered = offeredSeq
+        pendingChanges = Changes()
+        do {
+            let result = try database.transaction {
+                let result = try body()
+                try setMeta("clock", clock.rawValue)
+                return result
+            }
+            lastChanges = pendingChanges
+            return result
+        } catch {
+            (clock, vector, offeredSeq) = (savedClock, savedVector, savedOffered)
+            throw error
+        }
+    }
+
+    /// Advances the clock for a local event at wall time `now`.
+    func tick(now: UInt64) -> HLC {
+        clock = clock.advanced(now: now)
+        return clock
+    }
+
+    /// Records that own entries up to `seq` (default: all) have been offered to a peer, so none
+    /// of them may be coalesced any more.
+    public func markOffered(through seq: UInt64? = nil) throws {
+        let own = seq ?? vector[replicaID]
+        guard own > offeredSeq else { return }
+        try database.transaction { try setMeta("offered", own) }
+        offeredSeq = own
+    }
+
+    // MARK: - Minting ids
+
+    /// A new UUIDv7 (RFC 9562 §5.7): 48 bits of Unix ms, then random bits.
+    func newRecordID(now: UInt64) -> RecordID {
+        let random = randomBytes(10)
+        var bytes = (0..<6).map { UInt8(truncatingIfNeeded: now >> (40 - 8 * UInt64($0))) } + random
+        bytes[6] = 0x70 | (bytes[6] & 0x0F)
+        bytes[8] = 0x80 | (bytes[8] & 0x3F)
+        return RecordID(bytes: bytes)!
+    }
+
+    /// A UUIDv8 (RFC 9562 §5.8) that is a pure function of its inputs: conflict copies and
+    /// device records get the same id on every replica.
+    static func derivedRecordID(domain: String, _ parts: [[UInt8]]) -> RecordID {
+        var bytes = Sodium.blake2b(Array(domain.utf8) + parts.flatMap { $0 }, outputLength: 16)
+        bytes[6] = 0x80 | (bytes[6] & 0x0F)
+        bytes[8] = 0x80 | (bytes[8] & 0x3F)
+        return RecordID(bytes: bytes)!
+    }
+
+    /// The id of the conflict copy holding `loser`'s version of `note` (DESIGN §5): the same on
+    /// every device that detects this conflict, and different for every other losing version.
+    /// The winner is left out on purpose: a version that loses to two different heads (seen in
+    /// different orders on different devices) is still one copy, not two identical ones.
+    public static func conflictCopyID(note: NoteID, loser: RevisionID) -> NoteID {
+        derivedRecordID(domain: "notesd conflict copy v1", [note.bytes, loser.bytes])
+    }
+
+    /// The roster record of the device with this public key.
+    public static func deviceRecordID(publicKey: [UInt8]) -> RecordID {
+        derivedRecordID(domain: "notesd device v1", [publicKey])
+    }
+}

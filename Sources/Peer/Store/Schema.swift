@@ -1,0 +1,128 @@
+/// The replica's schema, one migration per `user_version` step. Never edit a shipped
+/// migration: add the next one.
+enum Schema {
+    static let migrations: [String] = [
+        // 1: the revision DAG, blocks, log, version vector, heads and materialised state.
+        """
+        CREATE TABLE meta (
+            key TEXT PRIMARY KEY,
+            value BLOB NOT NULL
+        ) WITHOUT ROWID;
+
+        -- Block contents, stored once by hash. `refs` counts the revisions whose body uses the
+        -- block (each revision once), so purging and coalescing free blocks exactly.
+        CREATE TABLE blocks (
+            hash BLOB PRIMARY KEY,
+            refs INTEGER NOT NULL,
+            data BLOB NOT NULL
+        ) WITHOUT ROWID;
+
+        -- Immutable revisions. `parents` and `body` repeat what `data` encodes (concatenated
+        -- 32-byte ids) so DAG walks and block bookkeeping need no decoding. A purged revision
+        -- keeps its place in the DAG but not its content: `data` is empty and `purged` is 1.
+        CREATE TABLE revisions (
+            id BLOB PRIMARY KEY,
+            record BLOB NOT NULL,
+            kind INTEGER NOT NULL,
+            hlc INTEGER NOT NULL,
+            author BLOB NOT NULL,
+            parents BLOB NOT NULL,
+            body BLOB NOT NULL,
+            tombstone INTEGER NOT NULL,
+            purged INTEGER NOT NULL DEFAULT 0,
+            data BLOB NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX revisions_by_record ON revisions(record);
+
+        -- The log: entry (replica, seq) names a revision; `stored` is the local storage order,
+        -- which is a topological order (parents first) and per-replica contiguous.
+        CREATE TABLE log (
+            stored INTEGER PRIMARY KEY,
+            replica BLOB NOT NULL,
+            seq INTEGER NOT NULL,
+            revision BLOB NOT NULL REFERENCES revisions(id),
+            UNIQUE (replica, seq)
+        );
+        CREATE INDEX log_by_revision ON log(revision);
+
+        -- Highest contiguous seq held per replica.
+        CREATE TABLE vector (
+            replica BLOB PRIMARY KEY,
+            seq INTEGER NOT NULL
+        ) WITHOUT ROWID;
+
+        -- The revisions of each record that have no children.
+        CREATE TABLE heads (
+            record BLOB NOT NULL,
+            revision BLOB NOT NULL REFERENCES revisions(id),
+            kind INTEGER NOT NULL,
+            PRIMARY KEY (record, revision)
+        ) WITHOUT ROWID;
+
+        -- Materialised current state: the deterministic merge of each record's heads.
+        -- Tombstoned records have no row here (their heads remain).
+        CREATE TABLE notes (
+            id BLOB PRIMARY KEY,
+            title TEXT NOT NULL,
+            body BLOB NOT NULL,
+            folder BLOB,
+            trashed INTEGER NOT NULL,
+            pinned INTEGER NOT NULL,
+            color TEXT,
+            created INTEGER NOT NULL,
+            modified INTEGER NOT NULL,
+            conflict_of BLOB,
+            hlc INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE note_tags (
+            note BLOB NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+            tag TEXT NOT NULL,
+            PRIMARY KEY (note, tag)
+        ) WITHOUT ROWID;
+        CREATE INDEX note_tags_by_tag ON note_tags(tag);
+        CREATE TABLE folders (
+            id BLOB PRIMARY KEY,
+            name TEXT NOT NULL,
+            parent BLOB,
+            moved_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE devices (
+            id BLOB PRIMARY KEY,
+            name TEXT NOT NULL,
+            public_key BLOB NOT NULL,
+            revoked INTEGER NOT NULL,
+            added INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
+        // 2: what this device knows about each peer, for `notesctl status` across restarts.
+        """
+        CREATE TABLE peers (
+            peer TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            address TEXT,
+            replica BLOB,
+            vector BLOB,
+            status TEXT NOT NULL,
+            last_success INTEGER,
+            last_error TEXT,
+            last_error_at INTEGER,
+            retries INTEGER NOT NULL DEFAULT 0,
+            entries_behind INTEGER NOT NULL DEFAULT 0
+        ) WITHOUT ROWID;
+        """,
+        // 3: pairing invites (local, never synced) and addresses added with `notesctl connect`.
+        """
+        CREATE TABLE invites (
+            secret_id TEXT PRIMARY KEY,
+            secret BLOB NOT NULL,
+            created INTEGER NOT NULL,
+            expires INTEGER NOT NULL,
+            used_by BLOB
+        ) WITHOUT ROWID;
+        CREATE TABLE static_peers (
+            address TEXT PRIMARY KEY,
+            added INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
+    ]
+}

@@ -1,0 +1,431 @@
+import Control
+import Foundation
+import Merge
+import Peer
+
+/// The control methods (docs/control-protocol.md), run on the engine's queue. Each mutation
+/// is one replica transaction, then its events are published and it is pushed to peers.
+extension Engine {
+    // MARK: - Errors
+
+    /// Turns any failure into the control protocol's error, with a message naming what to do.
+    func rpcError(_ error: any Error) -> RPCError {
+        switch error {
+        case let error as RPCError: return error
+        case let error as ReplicaError:
+            switch error {
+            case .notFound(let kind, let id): return .notFound(Self.controlKind(kind), id.description)
+            case .invalid(let message): return RPCError(code: .invalidOperation, message: message)
+            case .corrupt: return RPCError(code: .databaseError, message: error.description, encoding: DatabaseErrorData(sqliteCode: 11))
+            }
+        case let error as SQLiteError:
+            return RPCError(
+                code: .databaseError, message: "the database failed: \(error.message); check free disk space and `journalctl --user -u notesd`",
+                encoding: DatabaseErrorData(sqliteCode: error.resultCode))
+        default:
+            return .internalError("\(error)")
+        }
+    }
+
+    static func controlKind(_ kind: Peer.RecordKind) -> Control.RecordKind {
+        switch kind {
+        case .note: .note
+        case .folder: .folder
+        case .device: .device
+        }
+    }
+
+    // MARK: - References and short ids
+
+    /// Resolves a note reference: a full id, or a unique prefix of ≥ 4 hex digits (dashes and
+    /// case ignored).
+    func resolveNote(_ reference: String) throws -> NoteID {
+        if let id = RecordID(reference.lowercased()), try replica.note(id) != nil { return id }
+        let wanted = Self.hexDigits(reference)
+        guard wanted.count >= 4, wanted.count == reference.filter({ $0 != "-" }).count else {
+            throw RPCError.invalidParams("a note reference is a note id or at least 4 of its hex digits (got \"\(reference)\")")
+        }
+        let matches = try replica.noteIDs().filter { Self.hexDigits($0.description).hasPrefix(wanted) }
+        guard let first = matches.first else { throw RPCError.notFound(.note, reference) }
+        guard matches.count == 1 else {
+            let candidates = try matches.prefix(20).map { AmbiguousData.Candidate(id: $0.description, label: try replica.note($0)?.title ?? "") }
+            throw RPCError.ambiguous(.note, reference, candidates: candidates)
+        }
+        return first
+    }
+
+    static func hexDigits(_ text: String) -> String { text.lowercased().filter { $0.isHexDigit } }
+
+    /// Resolves a folder reference: id, then path, then id prefix. `""` and `"/"` are the root
+    /// (returned as nil).
+    func resolveFolder(_ reference: String?) throws -> FolderID? {
+        guard let reference, reference != "", reference != "/" else { return nil }
+        let folders = try replica.listFolders()
+        if let id = RecordID(reference.lowercased()), folders.contains(where: { $0.id == id }) { return id }
+        let path = reference.hasPrefix("/") ? String(reference.dropFirst()) : reference
+        let byPath = folders.filter { $0.path.joined(separator: "/") == path }
+        if byPath.count == 1 { return byPath[0].id }
+        if byPath.count > 1 {
+            throw RPCError.ambiguous(.folder, reference, candidates: byPath.prefix(20).map { .init(id: $0.id.description, label: $0.path.joined(separator: "/")) })
+        }
+        let wanted = Self.hexDigits(reference)
+        if wanted.count >= 4, wanted.count == reference.filter({ $0 != "-" }).count {
+            let matches = folders.filter { Self.hexDigits($0.id.description).hasPrefix(wanted) }
+            if matches.count == 1 { return matches[0].id }
+            if matches.count > 1 {
+                throw RPCError.ambiguous(.folder, reference, candidates: matches.prefix(20).map { .init(id: $0.id.description, label: $0.path.joined(separator: "/")) })
+            }
+        }
+        throw RPCError.notFound(.folder, reference)
+    }
+
+    /// The shortest prefix of each id (canonical text) unique among `ids`, at least 8 characters.
+    static func shortForms(_ ids: [String]) -> [String: String] {
+        let sorted = ids.sorted()
+        var result: [String: String] = [:]
+        for (index, id) in sorted.enumerated() {
+            var needed = 8
+            for neighbour in [index > 0 ? sorted[index - 1] : nil, index + 1 < sorted.count ? sorted[index + 1] : nil].compactMap({ $0 }) {
+                let common = zip(id, neighbour).prefix { $0 == $1 }.count
+                needed = max(needed, common + 1)
+            }
+            var short = String(id.prefix(needed))
+            if short.hasSuffix("-") { short = String(id.prefix(needed + 1)) }
+            result[id] = short
+        }
+        return result
+    }
+
+    // MARK: - Notes
+
+    func noteSummaries(_ notes: [Peer.NoteSummary]) throws -> [Control.NoteSummary] {
+        let shorts = Self.shortForms(try replica.noteIDs().map(\.description))
+        let paths = Dictionary(try replica.listFolders().map { ($0.id, $0.path.joined(separator: "/")) }, uniquingKeysWith: { first, _ in first })
+        return notes.map { note in
+            Control.NoteSummary(
+                id: note.id.description, short: shorts[note.id.description] ?? String(note.id.description.prefix(8)),
+                title: note.title, folder: note.folder?.description, folderPath: note.folder.flatMap { paths[$0] } ?? "",
+                pinned: note.pinned, color: note.color, tags: note.tags, trashed: note.trashed,
+                conflictOf: note.conflictOf?.description, created: Timestamp(millisecondsSince1970: Int64(note.created)),
+                modified: Timestamp(millisecondsSince1970: Int64(note.modified)))
+        }
+    }
+
+    func noteSummary(_ id: NoteID) throws -> Control.NoteSummary {
+        for trashed in [false, true] {
+            if let match = try replica.listNotes(NoteFilter(trashed: trashed)).first(where: { $0.id == id }) {
+                return try noteSummaries([match])[0]
+            }
+        }
+        throw RPCError.notFound(.note, id.description)
+    }
+
+    func notesList(_ params: NotesListParams) throws -> [Control.NoteSummary] {
+        var filter = NoteFilter(trashed: params.trashed ?? false, conflictCopies: params.conflicts, pinned: params.pinned, text: params.query)
+        if let folder = params.folder { filter.folder = .some(try resolveFolder(folder)) }
+        filter.tag = params.tag
+        return try noteSummaries(try replica.listNotes(filter))
+    }
+
+    func notesGet(_ params: NoteGetParams) throws -> NoteDocument {
+        let id = try resolveNote(params.id)
+        guard let note = try replica.note(id) else { throw RPCError.notFound(.note, params.id) }
+        let format = params.format ?? .html
+        let body = switch format {
+        case .html: HTMLBlocks.join(note.body)
+        case .text: note.body.map(\.text).joined(separator: "\n\n")
+        case .markdown: HTMLBlocks.markdown(note.body)
+        }
+        return NoteDocument(summary: try noteSummary(id), format: format, body: body, heads: try replica.heads(of: id).map(\.description).sorted())
+    }
+
+    static func cleanTags(_ tags: [String]?) throws -> Set<String> {
+        var result = Set<String>()
+        for tag in tags ?? [] {
+            let trimmed = tag.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !trimmed.isEmpty else { throw RPCError.invalidParams("a tag cannot be empty") }
+            result.insert(trimmed)
+        }
+        return result
+    }
+
+    func notesCreate(_ params: NoteCreateParams) throws -> Control.NoteSummary {
+        let folder = try resolveFolder(params.folder)
+        let tags = try Self.cleanTags(params.tags)
+        if let color = params.color, color.isEmpty { throw RPCError.invalidParams("params.color must not be empty (leave it out for no colour)") }
+        let id = try replica.createNote(
+            title: params.title, body: HTMLBlocks.split(params.html), folder: folder, tags: tags, pinned: params.pinned ?? false,
+            color: params.color, now: Self.now())
+        committed(.local)
+        return try noteSummary(id)
+    }
+
+    func notesUpdate(_ params: NoteUpdateParams) throws -> Control.NoteSummary {
+        let id = try resolveNote(params.id)
+        var edit = NoteEdit(title: params.title, body: params.html.map(HTMLBlocks.split), pinned: params.pinned)
+        switch params.folder {
+        case .unchanged: break
+        case .clear: edit.folder = .some(nil)
+        case .set(let reference): edit.folder = .some(try resolveFolder(reference))
+        }
+        switch params.color {
+        case .unchanged: break
+        case .clear: edit.color = .some(nil)
+        case .set(let color): edit.color = .some(color.isEmpty ? nil : color)
+        }
+        edit.addTags = try Self.cleanTags(params.addTags)
+        edit.removeTags = try Self.cleanTags(params.removeTags).subtracting(edit.addTags)
+        var base: [RevisionID]?
+        if let heads = params.baseHeads {
+            base = try heads.map { text in
+                guard let id = RevisionID(hex: text.lowercased()) else { throw RPCError.invalidParams("params.baseHeads: \"\(text)\" is not a revision id") }
+                return id
+            }
+        }
+        do {
+            try replica.editNote(id, edit, basedOn: base, now: Self.now())
+        } catch ReplicaError.invalid(let message) where message.contains("baseHeads") {
+            throw RPCError.invalidParams(message)
+        }
+        committed(.local)
+        return try noteSummary(id)
+    }
+
+    func notesTrash(_ params: NoteReference, trashed: Bool) throws -> Control.NoteSummary {
+        let id = try resolveNote(params.id)
+        try replica.editNote(id, NoteEdit(trashed: trashed), now: Self.now())
+        committed(.local)
+        return try noteSummary(id)
+    }
+
+    func notesPurge(_ params: NoteReference) throws -> PurgeResult {
+        let id = try resolveNote(params.id)
+        try replica.purgeNote(id, now: Self.now())
+        committed(.local)
+        return PurgeResult(id: id.description)
+    }
+
+    func notesHistory(_ params: NoteReference) throws -> [Control.HistoryEntry] {
+        let id = try resolveNote(params.id)
+        let entries = try replica.history(of: id)
+        let byRevision = Dictionary(entries.map { ($0.revision, $0) }, uniquingKeysWith: { first, _ in first })
+        let authors = replicaDevices()
+        return entries.map { entry in
+            let parent = entry.parents.first.flatMap { byRevision[$0] }
+            let author = authors[entry.author]
+            return Control.HistoryEntry(
+                revision: entry.revision.description, parents: entry.parents.map(\.description), hlc: entry.hlc.description,
+                time: Timestamp(millisecondsSince1970: Int64(entry.hlc.milliseconds)), device: author?.id.description,
+                deviceShort: author?.id.short, deviceName: author?.name, title: entry.note?.title ?? "",
+                changes: Self.changes(entry, parent: parent))
+        }
+    }
+
+    /// What a revision changed against its first parent (DESIGN: `notes.history`).
+    static func changes(_ entry: Peer.HistoryEntry, parent: Peer.HistoryEntry?) -> [HistoryChange] {
+        if entry.isTombstone { return [.deleted] }
+        var changes: [HistoryChange] = []
+        if entry.parents.count > 1 { changes.append(.merged) }
+        guard let parent else { return entry.parents.isEmpty ? [.created] : changes.isEmpty ? [.body] : changes }
+        guard let now = entry.note, let before = parent.note else { return changes.isEmpty ? [.body] : changes }
+        if now.title != before.title { changes.append(.title) }
+        if now.body != before.body { changes.append(.body) }
+        if now.folder != before.folder { changes.append(.folder) }
+        if now.tags != before.tags { changes.append(.tags) }
+        if now.pinned != before.pinned { changes.append(.pinned) }
+        if now.color != before.color { changes.append(.color) }
+        if now.trashed != before.trashed { changes.append(now.trashed ? .trashed : .restored) }
+        return changes.isEmpty ? [.body] : changes
+    }
+
+    /// Which device authored revisions of each replica: this one, and every peer whose Hello
+    /// named its replica.
+    func replicaDevices() -> [ReplicaID: (id: DeviceID, name: String)] {
+        var result: [ReplicaID: (id: DeviceID, name: String)] = [replica.replicaID: (identity.deviceID, settings.deviceName)]
+        for record in (try? replica.peers()) ?? [] {
+            if let replicaID = record.replica, let device = DeviceID(record.peer) { result[replicaID] = (device, record.name) }
+        }
+        return result
+    }
+
+    /// After a local commit: events for watchers, and push to every connected peer.
+    func committed(_ origin: ChangeOrigin) {
+        publish(replica.lastChanges, origin: origin)
+        localChange()
+    }
+
+    // MARK: - Folders
+
+    func folderInfos() throws -> [FolderInfo] {
+        let folders = try replica.listFolders()
+        let shorts = Self.shortForms(folders.map(\.id.description))
+        return folders.map { folder in
+            FolderInfo(
+                id: folder.id.description, short: shorts[folder.id.description] ?? String(folder.id.description.prefix(8)),
+                name: folder.name, parent: folder.parent?.description, path: folder.path.joined(separator: "/"), noteCount: folder.noteCount)
+        }
+    }
+
+    func folderInfo(_ id: FolderID) throws -> FolderInfo {
+        guard let info = try folderInfos().first(where: { $0.id == id.description }) else { throw RPCError.notFound(.folder, id.description) }
+        return info
+    }
+
+    static func cleanFolderName(_ name: String) throws -> String {
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw RPCError.invalidParams("a folder name cannot be empty") }
+        guard !trimmed.contains("/") else { throw RPCError.invalidParams("a folder name cannot contain '/' (it separates folders in paths)") }
+        return trimmed
+    }
+
+    private func requireNoSibling(named name: String, in parent: FolderID?, except: FolderID? = nil) throws {
+        if let sibling = try replica.listFolders().first(where: { $0.parent == parent && $0.name == name && $0.id != except }) {
+            throw RPCError(
+                code: .alreadyExists, message: "a folder named \"\(name)\" already exists there",
+                encoding: AlreadyExistsData(kind: .folder, id: sibling.id.description, path: sibling.path.joined(separator: "/")))
+        }
+    }
+
+    func foldersCreate(_ params: FolderCreateParams) throws -> FolderInfo {
+        let name = try Self.cleanFolderName(params.name)
+        let parent = try resolveFolder(params.parent)
+        try requireNoSibling(named: name, in: parent)
+        let id = try replica.createFolder(name: name, parent: parent, now: Self.now())
+        committed(.local)
+        return try folderInfo(id)
+    }
+
+    func foldersRename(_ params: FolderRenameParams) throws -> FolderInfo {
+        guard let id = try resolveFolder(params.folder) else { throw RPCError(code: .invalidOperation, message: "the top level cannot be renamed") }
+        let name = try Self.cleanFolderName(params.name)
+        let parent = try replica.listFolders().first { $0.id == id }?.parent
+        try requireNoSibling(named: name, in: parent, except: id)
+        try replica.renameFolder(id, to: name, now: Self.now())
+        committed(.local)
+        return try folderInfo(id)
+    }
+
+    func foldersMove(_ params: FolderMoveParams) throws -> FolderInfo {
+        guard let id = try resolveFolder(params.folder) else { throw RPCError(code: .invalidOperation, message: "the top level cannot be moved") }
+        let parent = try resolveFolder(params.parent)
+        let name = try replica.folder(id)?.name ?? ""
+        try requireNoSibling(named: name, in: parent, except: id)
+        try replica.moveFolder(id, to: parent, now: Self.now())
+        committed(.local)
+        return try folderInfo(id)
+    }
+
+    func foldersDelete(_ params: FolderDeleteParams) throws -> FolderDeleteResult {
+        guard let id = try resolveFolder(params.folder) else { throw RPCError(code: .invalidOperation, message: "the top level cannot be deleted") }
+        let info = try folderInfo(id)
+        let subfolders = try replica.listFolders().filter { $0.parent == id }.count
+        if !(params.force ?? false), info.noteCount > 0 || subfolders > 0 {
+            throw RPCError(
+                code: .folderNotEmpty,
+                message: "\"\(info.path)\" holds \(info.noteCount) note(s) and \(subfolders) folder(s); move them first, or pass --force to delete it anyway (its notes go to Uncategorized)",
+                encoding: FolderNotEmptyData(id: info.id, path: info.path, notes: info.noteCount, folders: subfolders))
+        }
+        try replica.deleteFolder(id, now: Self.now())
+        committed(.local)
+        return FolderDeleteResult(id: info.id, path: info.path, notes: info.noteCount, folders: subfolders)
+    }
+
+    // MARK: - Devices and status
+
+    func householdInfo() -> HouseholdInfo {
+        let id = household.householdID
+        return HouseholdInfo(id: id, short: String(id.prefix(8)), deviceCount: roster().filter { !$0.revoked }.count)
+    }
+
+    func deviceInfos() -> [DeviceInfo] {
+        let members = roster()
+        let shorts = Self.shortForms(members.map(\.id.description))
+        let infos = members.map { member in
+            DeviceInfo(
+                id: member.id.description, short: member.id.short.count >= 7 ? member.id.short : (shorts[member.id.description] ?? member.id.short),
+                name: member.device.name, isSelf: member.id == identity.deviceID, revoked: member.revoked,
+                added: Timestamp(millisecondsSince1970: Int64(member.device.added)), connected: member.id != identity.deviceID && isConnected(member.id))
+        }
+        return infos.sorted { ($0.isSelf ? 0 : 1, $0.name, $0.id) < ($1.isSelf ? 0 : 1, $1.name, $1.id) }
+    }
+
+    func devicesRemove(_ params: DeviceRemoveParams) throws -> DeviceInfo {
+        let wanted = params.device.uppercased().filter { $0.isLetter || $0.isNumber }
+        let matches = roster().filter { $0.id.description.uppercased().filter { $0.isLetter || $0.isNumber }.hasPrefix(wanted) }
+        guard !wanted.isEmpty, let member = matches.first else { throw RPCError.notFound(.device, params.device) }
+        guard matches.count == 1 else {
+            throw RPCError.ambiguous(.device, params.device, candidates: matches.prefix(20).map { .init(id: $0.id.description, label: $0.device.name) })
+        }
+        guard member.id != identity.deviceID else {
+            throw RPCError(code: .invalidOperation, message: "this device cannot remove itself; remove it from another device of the household")
+        }
+        try replica.revokeDevice(member.record, now: Self.now())
+        log.info("removed device \(member.device.name) (\(member.id.short)) from the household")
+        committed(.local)
+        rosterChanged()
+        guard let info = deviceInfos().first(where: { $0.id == member.id.description }) else { throw RPCError.notFound(.device, params.device) }
+        return info
+    }
+
+    func status() throws -> StatusResult {
+        StatusResult(
+            version: NotesVersion.string, started: Timestamp(millisecondsSince1970: Int64(started)),
+            device: Control.DeviceIdentity(id: identity.deviceID.description, short: identity.deviceID.short, name: settings.deviceName),
+            household: householdInfo(), listen: listenAddresses, controlSocket: settings.controlSocket,
+            dataDir: settings.dataDirectory, discovery: discovery, peers: peerStatuses(),
+            counters: SyncCounters(
+                entriesSent: counters.entriesSent, entriesReceived: counters.entriesReceived,
+                conflictCopiesCreated: counters.conflictCopiesCreated, failedConnections: counters.failedConnections,
+                syncLagMs: counters.lag),
+            noteCount: try replica.noteCount)
+    }
+
+    // MARK: - Sync, connect, watch
+
+    /// `sync`: redial everyone now and push; with `wait`, answer once caught up.
+    func startSync(_ params: SyncParams, complete: @escaping @Sendable (Result<SyncResult, RPCError>) -> Void) {
+        let timeout = params.timeoutMs ?? 30_000
+        guard (1...86_400_000).contains(timeout) else {
+            complete(.failure(.invalidParams("params.timeoutMs must be between 1 and 86400000")))
+            return
+        }
+        for key in targets.keys { updateTarget(key) { $0.retries = 0; $0.nextAttempt = Self.now() } }
+        dialDueTargets()
+        localChange()
+        guard params.wait else {
+            complete(.success(syncResult()))
+            return
+        }
+        syncWaiters.append(SyncWaiter(deadline: Self.now() + UInt64(timeout), complete: complete))
+        checkSyncWaiters()
+        reschedule()
+    }
+
+    func startConnect(_ params: ConnectParams, complete: @escaping @Sendable (Result<PeerStatus, RPCError>) -> Void) {
+        guard let address = PeerAddress(params.address) else {
+            complete(.failure(.invalidParams("\"\(params.address)\" is not a host:port address (IPv6 in brackets: [fe80::1%eth0]:7479)")))
+            return
+        }
+        let key = address.description
+        if let device = targets[key]?.device, isConnected(device) {
+            complete(.success(peerStatus(device: device)))
+            return
+        }
+        let isNew = targets[key] == nil
+        do {
+            try addTarget(key, origin: .connected)
+        } catch {
+            complete(.failure(rpcError(error)))
+            return
+        }
+        updateTarget(key) { $0.retries = 0; $0.nextAttempt = Self.now(); $0.blocked = false }
+        connectWaiters.append(ConnectWaiter(target: key, deadline: Self.now() + Self.connectTimeout, isNew: isNew, complete: complete))
+        dialDueTargets()
+        reschedule()
+    }
+
+    func watch(_ sink: any EventSink) -> WatchResult {
+        watchers.append(WatchSubscription(sink: sink))
+        return WatchResult(events: Self.eventTypes)
+    }
+}

@@ -1,0 +1,139 @@
+import Control
+import Foundation
+import Merge
+import Peer
+
+/// Where `watch` events go: the control server's per-connection queue.
+protocol EventSink: Sendable {
+    /// Queues one event line; false when the client is gone (the subscription is dropped).
+    func send(_ line: Data) -> Bool
+}
+
+struct WatchSubscription {
+    let sink: any EventSink
+}
+
+/// A `sync --wait` waiting for every connected peer to catch up.
+struct SyncWaiter {
+    let deadline: UInt64
+    let complete: @Sendable (Result<SyncResult, RPCError>) -> Void
+}
+
+/// A `connect` waiting for its handshake.
+struct ConnectWaiter {
+    let target: String
+    let deadline: UInt64
+    /// The target was added by this `connect`: forget it if the connection fails.
+    let isNew: Bool
+    let complete: @Sendable (Result<PeerStatus, RPCError>) -> Void
+}
+
+extension Engine {
+    static let eventTypes = ["noteChanged", "peerConnected", "peerDisconnected", "syncProgress", "conflictCopyCreated"]
+    static let connectTimeout: UInt64 = 15_000
+
+    // MARK: - Events
+
+    func emit(_ payload: ControlEvent.Payload) {
+        guard !watchers.isEmpty, let line = try? ControlWire.event(ControlEvent(time: Timestamp(Date()), payload: payload)) else { return }
+        watchers.removeAll { !$0.sink.send(line) }
+    }
+
+    /// Reports what a transaction changed: note events, conflict copies, roster changes.
+    func publish(_ changes: Changes, origin: ChangeOrigin, device: DeviceID? = nil, deviceName: String? = nil) {
+        for (note, change) in changes.notes.sorted(by: { $0.key < $1.key }) {
+            let title = (try? replica.note(note))?.title ?? ""
+            emit(.noteChanged(NoteChangedEvent(
+                note: note.description, title: title, change: NoteChangeKind(rawValue: change.rawValue) ?? .edited, origin: origin,
+                device: origin == .remote ? device?.description : nil, deviceName: origin == .remote ? deviceName : nil)))
+        }
+        for copy in changes.conflictCopies {
+            counters.conflictCopiesCreated += 1
+            log.info("conflict: kept the other version of \"\(copy.title)\" as a copy (\(copy.copy))")
+            emit(.conflictCopyCreated(ConflictCopyEvent(note: copy.original.description, copy: copy.copy.description, title: copy.title)))
+        }
+        if !changes.devices.isEmpty, origin == .remote { rosterChanged() }
+    }
+
+    // MARK: - Waiters
+
+    /// A sync is finished when no household dial is still in its handshake and every session
+    /// is caught up.
+    var everyPeerCaughtUp: Bool {
+        for link in links.values {
+            guard case .sync = link.purpose else { continue }
+            guard let session = link.session else {
+                if link.direction == .outbound && !session(forDeviceOf: link) { return false }
+                continue
+            }
+            if !session.isCaughtUp(store: replica) { return false }
+        }
+        return true
+    }
+
+    private func session(forDeviceOf link: Link) -> Bool {
+        guard let device = link.device else { return false }
+        return isConnected(device)
+    }
+
+    func syncResult() -> SyncResult {
+        SyncResult(caughtUp: everyPeerCaughtUp, peers: peerStatuses())
+    }
+
+    func checkSyncWaiters() {
+        guard !syncWaiters.isEmpty, everyPeerCaughtUp else { return }
+        let result = syncResult()
+        let waiting = syncWaiters
+        syncWaiters.removeAll()
+        for waiter in waiting { waiter.complete(.success(result)) }
+    }
+
+    func expireWaiters(now: UInt64) {
+        let expired = syncWaiters.filter { $0.deadline <= now }
+        if !expired.isEmpty {
+            syncWaiters.removeAll { $0.deadline <= now }
+            let result = syncResult()
+            for waiter in expired {
+                waiter.complete(.failure(RPCError(
+                    code: .timeout, message: "not every connected peer caught up in time; see `notesctl status` for who is behind",
+                    encoding: result)))
+            }
+        }
+        for waiter in connectWaiters where waiter.deadline <= now {
+            connectWaitersFail(target: waiter.target, reason: "no handshake within 15 s", code: .timeout)
+        }
+        expireJoins(now: now)
+    }
+
+    func connectWaitersResolve(device: DeviceID, target: String?) {
+        guard let target else { return }
+        let ready = connectWaiters.filter { $0.target == target }
+        guard !ready.isEmpty else { return }
+        connectWaiters.removeAll { $0.target == target }
+        do {
+            try replica.addStaticPeer(target, now: Self.now())
+            updateTarget(target) { if case .discovered = $0.origin { $0.origin = .connected } }
+        } catch {
+            log.warning("cannot remember static peer \(target): \(error)")
+        }
+        let status = peerStatus(device: device)
+        for waiter in ready { waiter.complete(.success(status)) }
+    }
+
+    func connectWaitersFail(target: String, reason: String, code: ControlErrorCode? = nil) {
+        let failed = connectWaiters.filter { $0.target == target }
+        guard !failed.isEmpty else { return }
+        connectWaiters.removeAll { $0.target == target }
+        let blocked = targets[target]?.blocked == true
+        let error: RPCError = switch code ?? (blocked || reason.contains("handshake") ? .pairingFailed : .peerUnreachable) {
+        case .pairingFailed: RPCError(code: .pairingFailed, message: "\(target) refused this device: \(reason)")
+        case .timeout: RPCError(code: .timeout, message: "\(target) did not complete a handshake within 15 s")
+        default: RPCError(code: .peerUnreachable, message: "cannot reach \(target): \(reason)", encoding: UnreachableData(address: target))
+        }
+        if failed.contains(where: \.isNew) {
+            if let connection = targets[target]?.connection { network.close(connection, reason: "connect failed") }
+            targets[target] = nil
+        }
+        for waiter in failed { waiter.complete(.failure(error)) }
+    }
+}

@@ -1,0 +1,127 @@
+import Control
+import Foundation
+import Merge
+import Peer
+import Synchronization
+import Testing
+@testable import notesd
+
+/// A temporary data directory, removed afterwards.
+final class DataDirectory {
+    let path: String
+
+    init() throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("notesd-engine-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// An engine on loopback with its own data directory, driven the way the control handler does.
+final class TestDevice {
+    let directory: DataDirectory
+    let engine: Engine
+
+    init(name: String, peers: [String] = []) throws {
+        directory = try DataDirectory()
+        let replica = try Replica(path: directory.path + "/notes.db")
+        let identity = try Peer.DeviceIdentity.loadOrCreate(inDirectory: directory.path)
+        let household = try HouseholdKey(directory: directory.path)
+        let settings = Engine.Settings(
+            dataDirectory: directory.path, deviceName: name, listen: PeerAddress(host: "127.0.0.1", port: 0), staticPeers: peers,
+            controlSocket: directory.path + "/control.sock")
+        engine = try Engine(settings: settings, replica: replica, identity: identity, household: household, log: .silent)
+        try engine.start()
+    }
+
+    deinit { engine.queue.sync { engine.stop() } }
+
+    var address: String { engine.queue.sync { engine.listenAddresses[0] } }
+
+    func run<T>(_ body: (Engine) throws -> T) rethrows -> T { try engine.queue.sync { try body(engine) } }
+
+    /// Runs an engine operation that answers through a completion, and waits for it.
+    func await<T: Sendable>(_ start: (Engine, @escaping @Sendable (Result<T, RPCError>) -> Void) -> Void) throws -> T {
+        let box = Mutex<Result<T, RPCError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        engine.queue.sync {
+            start(engine) { result in
+                box.withLock { $0 = result }
+                done.signal()
+            }
+        }
+        guard done.wait(timeout: .now() + 60) == .success else { throw RPCError.internalError("no answer within 60 s") }
+        return try box.withLock { $0! }.get()
+    }
+
+    /// Waits (bounded) until `condition` holds on the engine's queue.
+    func wait(seconds: Double = 20, _ what: String, until condition: (Engine) throws -> Bool) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try run(condition) { return }
+            usleep(10_000)
+        }
+        Issue.record("timed out waiting for: \(what)")
+        throw RPCError.timeout("waiting for \(what)", data: EmptyParams())
+    }
+}
+
+@Suite(.serialized) struct EngineTests {
+    @Test func pairingThroughInviteAndJoinThenNotesFlowBothWays() throws {
+        let alice = try TestDevice(name: "alice")
+        let bob = try TestDevice(name: "bob")
+        let code = try alice.run { try $0.invite().code }
+        let joined = try bob.await { engine, done in engine.startJoin(JoinParams(code: code, address: alice.address), complete: done) }
+        #expect(joined.devices.map(\.name).sorted() == ["alice", "bob"])
+        #expect(bob.run { $0.household.key } == alice.run { $0.household.key })
+
+        let note = try alice.run { try $0.notesCreate(NoteCreateParams(title: "From Alice", html: "<p>hello bob</p>")) }
+        try bob.wait("alice's note on bob") { engine in try engine.notesList(NotesListParams()).contains { $0.id == note.id } }
+        let reply = try bob.run { try $0.notesCreate(NoteCreateParams(title: "From Bob", html: "<p>hi alice</p>")) }
+        try alice.wait("bob's note on alice") { engine in try engine.notesList(NotesListParams()).contains { $0.id == reply.id } }
+        // Both see each other as connected roster members.
+        #expect(alice.run { $0.deviceInfos() }.contains { $0.name == "bob" && $0.connected })
+    }
+
+    @Test func aReusedInviteCodeIsRefusedClearly() throws {
+        let alice = try TestDevice(name: "alice")
+        let bob = try TestDevice(name: "bob")
+        let carol = try TestDevice(name: "carol")
+        let code = try alice.run { try $0.invite().code }
+        _ = try bob.await { engine, done in engine.startJoin(JoinParams(code: code, address: alice.address), complete: done) }
+        #expect {
+            _ = try carol.await { engine, done in engine.startJoin(JoinParams(code: code, address: alice.address), complete: done) }
+        } throws: { error in
+            (error as? RPCError)?.code == .inviteUsed && (error as? RPCError)?.message.contains("already used") == true
+        }
+    }
+
+    @Test func aWrongInviteCodeFailsWithPairingFailed() throws {
+        let alice = try TestDevice(name: "alice")
+        let bob = try TestDevice(name: "bob")
+        let wrong = InviteCode.generate().description
+        #expect {
+            _ = try bob.await { engine, done in engine.startJoin(JoinParams(code: wrong, address: alice.address), complete: done) }
+        } throws: { error in
+            (error as? RPCError)?.code == .pairingFailed
+        }
+        #expect {
+            _ = try bob.await { engine, done in engine.startJoin(JoinParams(code: "not-a-code", address: alice.address), complete: done) }
+        } throws: { error in
+            (error as? RPCError)?.code == .inviteInvalid
+        }
+    }
+
+    @Test func aDeviceNotOnTheRosterIsRefusedAndBlocked() throws {
+        let alice = try TestDevice(name: "alice")
+        let stranger = try TestDevice(name: "stranger")
+        // Same household key, but never admitted to the roster.
+        try stranger.run { try $0.household.replace(with: alice.run { $0.household.key }) }
+        #expect {
+            _ = try stranger.await { engine, done in engine.startConnect(ConnectParams(address: alice.address), complete: done) }
+        } throws: { error in
+            (error as? RPCError)?.code == .pairingFailed
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import Merge
+import Synchronization
+import Testing
+@testable import Peer
+
+/// Collects network events from the network thread; tests wait on conditions, not time.
+final class EventLog: Sendable {
+    private let events = Mutex<[PeerNetwork.Event]>([])
+    private let condition = NSCondition()
+
+    func append(_ event: PeerNetwork.Event) {
+        condition.lock()
+        events.withLock { $0.append(event) }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    var all: [PeerNetwork.Event] { events.withLock { $0 } }
+
+    /// Waits (at most `seconds`) until `predicate` holds for the events so far.
+    @discardableResult
+    func wait(seconds: Double = 10, until predicate: ([PeerNetwork.Event]) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while !predicate(all) {
+            if !condition.wait(until: deadline) { return predicate(all) }
+        }
+        return true
+    }
+}
+
+extension PeerNetwork.Event {
+    var establishedPeer: ChannelPeer? {
+        if case .established(_, let peer, _, _) = self { return peer }
+        return nil
+    }
+
+    var closedReason: String?? {
+        if case .closed(_, let reason) = self { return .some(reason) }
+        return nil
+    }
+
+    var receivedFrames: [Frame] {
+        if case .frames(_, let frames) = self { return frames }
+        return []
+    }
+}
+
+@Suite(.serialized) struct PeerNetworkTests {
+    let household = PreSharedKey.generate()
+
+    func makeNetwork(_ identity: DeviceIdentity, keys: [PreSharedKey], log: EventLog) throws -> PeerNetwork {
+        try PeerNetwork(identity: identity, responderKeys: { keys }, events: { log.append($0) })
+    }
+
+    @Test func twoDevicesConnectAndExchangeFrames() throws {
+        let serverLog = EventLog(), clientLog = EventLog()
+        let serverIdentity = DeviceIdentity.generate(), clientIdentity = DeviceIdentity.generate()
+        let server = try makeNetwork(serverIdentity, keys: [household], log: serverLog)
+        let client = try makeNetwork(clientIdentity, keys: [household], log: clientLog)
+        defer { server.stop(); client.stop() }
+        let bound = try server.listen(on: PeerAddress(host: "127.0.0.1", port: 0))
+        let address = try #require(PeerAddress(bound))
+        let connection = client.dial(address, psk: household)
+        #expect(clientLog.wait { $0.contains { $0.establishedPeer != nil } })
+        #expect(serverLog.wait { $0.contains { $0.establishedPeer != nil } })
+        #expect(clientLog.all.compactMap(\.establishedPeer).first?.deviceID == serverIdentity.deviceID)
+        #expect(serverLog.all.compactMap(\.establishedPeer).first?.deviceID == clientIdentity.deviceID)
+        #expect(serverLog.all.compactMap(\.establishedPeer).first?.matchedPSKIndex == 0)
+        client.send([.ping(1, VersionVector()), .refuse(Refusal(.other, "bye"))], on: connection)
+        #expect(serverLog.wait { $0.flatMap(\.receivedFrames).count == 2 })
+        client.close(connection)
+        #expect(serverLog.wait { $0.contains { $0.closedReason != nil } })
+    }
+
+    @Test func aDeviceWithAnotherHouseholdKeyIsRefusedAtTheFirstMessage() throws {
+        let serverLog = EventLog(), clientLog = EventLog()
+        let server = try makeNetwork(.generate(), keys: [household], log: serverLog)
+        let client = try makeNetwork(.generate(), keys: [], log: clientLog)
+        defer { server.stop(); client.stop() }
+        let address = try #require(PeerAddress(try server.listen(on: PeerAddress(host: "127.0.0.1", port: 0))))
+        client.dial(address, psk: PreSharedKey.generate())
+        #expect(serverLog.wait { $0.contains { ($0.closedReason ?? nil)?.contains("message 1") == true } })
+        #expect(clientLog.wait { $0.contains { $0.closedReason != nil } })
+        #expect(!serverLog.all.contains { $0.establishedPeer != nil })
+        #expect(!clientLog.all.contains { $0.establishedPeer != nil })
+    }
+
+    @Test func garbageAndOversizedLengthsCloseOnlyThatConnection() throws {
+        let serverLog = EventLog(), clientLog = EventLog()
+        let server = try makeNetwork(.generate(), keys: [household], log: serverLog)
+        let client = try makeNetwork(.generate(), keys: [household], log: clientLog)
+        defer { server.stop(); client.stop() }
+        let bound = try server.listen(on: PeerAddress(host: "127.0.0.1", port: 0))
+        let address = try #require(PeerAddress(bound))
+        let good = client.dial(address, psk: household)
+        #expect(clientLog.wait { $0.contains { $0.establishedPeer != nil } })
+
+        // A raw TCP client sends a huge length prefix, another sends garbage then hangs up.
+        for payload: [UInt8] in [[0xFF, 0xFF, 0xFF, 0xFF, 1, 2, 3], Array("GET / HTTP/1.0\r\n\r\n".utf8)] {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var socketAddress = sockaddr_in()
+            socketAddress.sin_family = sa_family_t(AF_INET)
+            socketAddress.sin_port = address.port.bigEndian
+            socketAddress.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &socketAddress) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            #expect(connected == 0)
+            _ = payload.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
+            // The server closes this connection: our read sees end of stream.
+            var scratch = [UInt8](repeating: 0, count: 64)
+            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            #expect(recv(descriptor, &scratch, scratch.count, 0) <= 0)
+            close(descriptor)
+        }
+        // The good connection still works.
+        client.send([.ping(7, VersionVector())], on: good)
+        #expect(serverLog.wait { $0.flatMap(\.receivedFrames).contains(.ping(7, VersionVector())) })
+    }
+
+    @Test func dialingNothingReportsAClearReason() throws {
+        let log = EventLog()
+        let client = try makeNetwork(.generate(), keys: [], log: log)
+        defer { client.stop() }
+        // Port 1 on loopback: nothing listens there.
+        client.dial(PeerAddress(host: "127.0.0.1", port: 1), psk: household)
+        #expect(log.wait { $0.contains { ($0.closedReason ?? nil)?.contains("cannot connect") == true } })
+    }
+
+    @Test func addressesParse() {
+        #expect(PeerAddress("10.0.0.1:7479") == PeerAddress(host: "10.0.0.1", port: 7479))
+        #expect(PeerAddress("[fe80::1%eth0]:80") == PeerAddress(host: "fe80::1%eth0", port: 80))
+        #expect(PeerAddress("laptop.local:1")?.host == "laptop.local")
+        #expect(PeerAddress("nohost") == nil)
+        #expect(PeerAddress(":80") == nil)
+        #expect(PeerAddress("::1:80") == nil)
+        #expect(PeerAddress("a:99999") == nil)
+        #expect(PeerAddress(host: "::1", port: 5).description == "[::1]:5")
+    }
+}

@@ -1,3 +1,0 @@
-import Testing
-@testable import Peer
-@Test func peerModuleLinks() { _ = PeerModule.self }

@@ -1,0 +1,72 @@
+import Foundation
+import Merge
+@testable import Peer
+
+/// A temporary directory removed when the value goes away.
+final class TemporaryDirectory {
+    let path: String
+
+    init() throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("notesd-test-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    func file(_ name: String) -> String { path + "/" + name }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// A deterministic byte source for replica ids and record ids (splitmix64).
+struct SeededBytes {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A closure for `Replica(randomBytes:)`, drawing from one shared seeded stream.
+    static func source(seed: UInt64) -> (Int) -> [UInt8] {
+        let box = Box(SeededBytes(state: seed))
+        return { count in (0..<count).map { _ in UInt8(truncatingIfNeeded: box.value.next()) } }
+    }
+
+    final class Box {
+        var value: SeededBytes
+        init(_ value: SeededBytes) { self.value = value }
+    }
+}
+
+/// Blocks from simple paragraph texts, for tests that do not care about HTML details.
+func paragraphs(_ texts: [String]) -> [Block] { HTMLBlocks.split(texts.map { "<p>\($0)</p>" }.joined(separator: "\n")) }
+
+/// Runs the pull loop in-process until `receiver` holds everything `sender` has.
+/// Returns how many entries were applied.
+@discardableResult
+func pull(into receiver: Replica, from sender: Replica, now: UInt64 = 1_000) throws -> Int {
+    var applied = 0
+    for _ in 0..<10_000 {
+        let batch = try sender.entries(missingFrom: receiver.vector, maxCount: 7)
+        if batch.isEmpty { return applied }
+        let outcome = try receiver.apply(batch, now: now)
+        if let need = outcome.need {
+            guard case .blocks(let hashes) = need else { throw ReplicaError.invalid("unexpected need: \(need)") }
+            try receiver.storeBlocks(try sender.availableBlocks(hashes))
+        }
+        if let rejected = outcome.rejected { throw ReplicaError.invalid(rejected) }
+        applied += outcome.applied
+    }
+    throw ReplicaError.invalid("pull did not finish")
+}
+
+/// Exchanges entries among all replicas until nobody lacks anything.
+func syncAll(_ replicas: [Replica], now: UInt64 = 1_000) throws {
+    for _ in 0..<replicas.count + 1 {
+        for receiver in replicas {
+            for sender in replicas where sender !== receiver { try pull(into: receiver, from: sender, now: now) }
+        }
+    }
+}

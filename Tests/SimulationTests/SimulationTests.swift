@@ -1,0 +1,28 @@
+import Foundation
+import Testing
+
+/// Runs the simulation over many seeds. `NOTES_SIM_SEEDS=N` runs N seeds (default 200);
+/// `NOTES_SIM_SEED=S` replays one seed; `NOTES_SIM_FIRST=F` starts the range at F.
+@Suite struct SimulationTests {
+    static var seeds: [UInt64] {
+        let environment = ProcessInfo.processInfo.environment
+        if let one = environment["NOTES_SIM_SEED"].flatMap(UInt64.init) { return [one] }
+        let count = environment["NOTES_SIM_SEEDS"].flatMap(UInt64.init) ?? 200
+        let first = environment["NOTES_SIM_FIRST"].flatMap(UInt64.init) ?? 1
+        return Array(first..<first + count)
+    }
+
+    @Test func randomHistoriesConvergeWithoutLosingText() throws {
+        var failures: [String] = []
+        for seed in Self.seeds {
+            do {
+                let simulation = try Simulation(seed: seed)
+                try simulation.run(steps: 150)
+            } catch {
+                failures.append("\(error)")
+                if failures.count >= 3 { break }
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+    }
+}
