@@ -236,16 +236,24 @@ final class ControlConnection {
             if framer.pendingByteCount > 0 { log.debug("control connection \(mailbox.id) ended inside a line; the partial line is ignored") }
             return
         }
-        do {
-            for line in try framer.append(readBuffer[..<count]) {
-                waiting.append(.line(line))
-                waitingBytes += line.count
+        // Fed one line's worth at a time: the framer reports an over-long line by throwing,
+        // which would lose the complete lines before it in the same chunk.
+        var rest = readBuffer[..<count]
+        while !rest.isEmpty {
+            let end = rest.firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? rest.endIndex
+            do {
+                for line in try framer.append(rest[..<end]) {
+                    waiting.append(.line(line))
+                    waitingBytes += line.count
+                }
+            } catch {
+                // Answered in its turn, after the requests before it; nothing after it is read.
+                waiting.append(.lineTooLong)
+                inputEnded = true
+                log.notice("control connection \(mailbox.id) sent a line over \(limits.maximumLineLength) bytes; closing it")
+                return
             }
-        } catch {
-            // Answered in its turn, after the requests before it; nothing after it is read.
-            waiting.append(.lineTooLong)
-            inputEnded = true
-            log.notice("control connection \(mailbox.id) sent a line over \(limits.maximumLineLength) bytes; closing it")
+            rest = rest[end...]
         }
     }
 
