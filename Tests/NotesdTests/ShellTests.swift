@@ -67,7 +67,7 @@ import Testing
 }
 
 /// A datagram socket standing in for systemd's notification socket.
-final class NotifyListener {
+final class NotifyListener: Sendable {
     let descriptor: Int32
     let address: String
 

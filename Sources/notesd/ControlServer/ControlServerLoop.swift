@@ -20,8 +20,12 @@ final class ControlServerLoop {
     private let shared: ControlServerShared
     private var connections: [ControlConnection] = []
     private var lastConnectionID: UInt64 = 0
-    /// Accepted connections refused per pass at most, so a flood cannot starve the others.
+    /// Connections accepted per pass at most, so a flood cannot starve the others.
     private let acceptsPerPass = 64
+    /// After `accept` failed for want of descriptors or memory, the listener is left alone
+    /// until this time (or until a connection closes), instead of failing in a busy loop.
+    private var acceptPausedUntil: ContinuousClock.Instant?
+    private let acceptPause = Duration.seconds(1)
 
     init(
         listener: ControlListener, waker: LoopWaker, handler: any ControlRequestHandler, access: ControlAccessPolicy,
@@ -42,12 +46,13 @@ final class ControlServerLoop {
         while !shared.stopRequested.load(ordering: .acquiring) {
             descriptors.removeAll(keepingCapacity: true)
             descriptors.append(pollfd(fd: waker.readDescriptor, events: Int16(POLLIN), revents: 0))
-            descriptors.append(pollfd(fd: listener.fileDescriptor, events: Int16(POLLIN), revents: 0))
+            if let pausedUntil = acceptPausedUntil, ContinuousClock.now >= pausedUntil { acceptPausedUntil = nil }
+            descriptors.append(pollfd(fd: listener.fileDescriptor, events: acceptPausedUntil == nil ? Int16(POLLIN) : 0, revents: 0))
             for connection in connections {
                 descriptors.append(pollfd(fd: connection.fileDescriptor, events: connection.pollEvents, revents: 0))
             }
-            // No timeout: an idle daemon does not wake up (DESIGN §11).
-            if poll(&descriptors, nfds_t(descriptors.count), -1) < 0 {
+            // No timeout unless accepting is paused: an idle daemon does not wake up (DESIGN §11).
+            if poll(&descriptors, nfds_t(descriptors.count), acceptPausedUntil.map(Self.milliseconds(until:)) ?? -1) < 0 {
                 if errno == EINTR { continue }
                 log.error("the control server stopped: poll failed: \(String(cString: strerror(errno)))")
                 return
@@ -57,7 +62,7 @@ final class ControlServerLoop {
             for (index, connection) in connections.enumerated() {
                 connection.service(readiness: descriptors[index + 2].revents)
             }
-            if descriptors[1].revents != 0 { acceptPending() }
+            if descriptors[1].revents & Int16(POLLIN) != 0 { acceptPending() }
             removeClosed()
         }
     }
@@ -67,10 +72,11 @@ final class ControlServerLoop {
             let descriptor = accept(listener.fileDescriptor, nil, nil)
             guard descriptor >= 0 else {
                 switch errno {
-                case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED: return
+                case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED, EPROTO: return
                 default:
-                    // EMFILE and friends: the connection waits in the backlog for a later pass.
-                    log.warning("cannot accept a control connection: \(String(cString: strerror(errno)))")
+                    // EMFILE and friends: the client waits in the backlog until there is room.
+                    log.warning("cannot accept a control connection: \(String(cString: strerror(errno))); retrying in \(acceptPause)")
+                    acceptPausedUntil = ContinuousClock.now + acceptPause
                     return
                 }
             }
@@ -123,7 +129,17 @@ final class ControlServerLoop {
     private func removeClosed() {
         let before = connections.count
         connections.removeAll { $0.isClosed }
-        if connections.count != before { shared.openConnections.store(connections.count, ordering: .releasing) }
+        guard connections.count != before else { return }
+        shared.openConnections.store(connections.count, ordering: .releasing)
+        // A descriptor was freed: try `accept` again at once.
+        acceptPausedUntil = nil
+    }
+
+    /// `poll`'s timeout for `instant`: whole milliseconds, rounded up, at least 0.
+    private static func milliseconds(until instant: ContinuousClock.Instant) -> Int32 {
+        let remaining = ContinuousClock.now.duration(to: instant)
+        let milliseconds = remaining.components.seconds * 1000 + (remaining.components.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int32(clamping: max(0, milliseconds))
     }
 
     private func shutDown() {
