@@ -1,0 +1,54 @@
+import Control
+import Foundation
+
+/// Answers control requests (docs/control-protocol.md). The server calls it once per
+/// request, one request at a time per connection, in the order the client sent them, each
+/// in its own task; different connections run concurrently. The engine's implementation
+/// hops onto the engine's serial queue (e.g. with `withCheckedContinuation`) and answers
+/// with `IncomingRequest.respond(to:_:)` or `ControlWire.error(id:_:)`.
+protocol ControlRequestHandler: Sendable {
+    /// The complete response line for `request` (JSON plus `\n`), with the request's id.
+    /// The task is cancelled when the client disconnects; the answer is then dropped, so a
+    /// long wait (`sync` with `wait`, `join`) may stop early on `Task.isCancelled`.
+    func handle(_ request: IncomingRequest, context: ControlContext) async -> Data
+}
+
+/// Names one accepted control connection for the life of the server (1, 2, 3…).
+struct ControlConnectionID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    let rawValue: UInt64
+
+    init(rawValue: UInt64) { self.rawValue = rawValue }
+
+    var description: String { "#\(rawValue)" }
+}
+
+/// Who is on the other end of a Unix socket, as the kernel recorded it at `connect`
+/// (`SO_PEERCRED`, unix(7)).
+struct PeerCredentials: Hashable, Sendable {
+    var processID: Int32
+    var userID: UInt32
+    var groupID: UInt32
+}
+
+/// The connection a request arrived on, for the handler.
+struct ControlContext: Sendable {
+    let connectionID: ControlConnectionID
+    let peer: PeerCredentials
+    private let mailbox: ConnectionMailbox
+
+    init(peer: PeerCredentials, mailbox: ConnectionMailbox) {
+        self.connectionID = mailbox.id
+        self.peer = peer
+        self.mailbox = mailbox
+    }
+
+    /// Subscribes this connection to events, for the `watch` method: returns the sink the
+    /// engine feeds with `event` notifications. Call it while handling the request; the
+    /// events flow once that request's response has been queued, so the client always
+    /// reads the `watch` result first. A second call returns the same sink (one
+    /// subscription per connection).
+    func startWatch() -> WatchSink { mailbox.startWatch() }
+
+    /// The client has gone (or the server stopped): answers will be dropped.
+    var isClosed: Bool { mailbox.isClosed }
+}
