@@ -39,7 +39,6 @@ let package = Package(
         .testTarget(name: "MergeTests", dependencies: ["Merge"]),
         .testTarget(name: "ControlTests", dependencies: ["Control", "notesctl"]),
         // The daemon's process shell and control server (test targets may use executable targets).
-        .testTarget(name: "NotesdTests", dependencies: ["notesd", "Control"]),
         .testTarget(name: "PeerTests", dependencies: ["Peer", "Merge", "CSodium", "CSQLite"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery"]),
         .testTarget(name: "NotesdTests", dependencies: ["notesd", "Control", "Peer", "Merge"]),

@@ -1,3 +1,3 @@
-import Control
-
-print("notesd \(NotesVersion.string)")
+// notesd: the notes sync daemon. The shell (Sources/notesd/Shell) parses the command line,
+// claims the control socket, and runs the engine (Sources/notesd/Engine) until SIGTERM.
+await DaemonMain.main(startEngine: { startup in try await EngineDaemon.start(startup) })

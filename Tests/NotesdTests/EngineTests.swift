@@ -6,25 +6,13 @@ import Synchronization
 import Testing
 @testable import notesd
 
-/// A temporary data directory, removed afterwards.
-final class DataDirectory {
-    let path: String
-
-    init() throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("notesd-engine-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
 /// An engine on loopback with its own data directory, driven the way the control handler does.
 final class TestDevice {
-    let directory: DataDirectory
+    let directory: TemporaryDirectory
     let engine: Engine
 
     init(name: String, peers: [String] = []) throws {
-        directory = try DataDirectory()
+        directory = try TemporaryDirectory()
         let replica = try Replica(path: directory.path + "/notes.db")
         let identity = try Peer.DeviceIdentity.loadOrCreate(inDirectory: directory.path)
         let household = try HouseholdKey(directory: directory.path)

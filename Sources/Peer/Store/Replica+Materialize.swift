@@ -140,7 +140,7 @@ extension Replica {
     }
 
     /// The note merge, with the conflict copy made a function of the losing version alone
-    /// (its own folder and Trash state), since its id depends only on the note and the loser.
+    /// (its own folder and Trash state rather than the merged note's).
     static func mergeNotes(_ note: NoteID, base: Record<Note>?, _ a: Version<Note>, _ b: Version<Note>) -> (Record<Note>, Conflict?) {
         let outcome = NoteMerge.merge(note: note, base: base, a, b)
         guard var conflict = outcome.conflict, case .live(let loser) = (a.stamp == conflict.loser ? a : b).record else {
@@ -275,11 +275,10 @@ extension Replica {
     /// Writes the conflict copy for `conflict` unless this replica already has that record
     /// (derived earlier, received from a peer, or since purged by the user).
     private func deriveConflictCopy(of note: NoteID, _ conflict: Conflict) throws -> ConflictCopyCreated? {
-        let copyID = Self.conflictCopyID(note: note, loser: conflict.loser.revision)
+        let copyID = Self.conflictCopyID(
+            note: note, title: conflict.copy.title, body: conflict.copy.body.map { RevisionCodec.blockHash($0.encoded()) })
         guard try !recordExists(copyID) else { return nil }
-        let revision = Revision(
-            record: copyID, parents: [], author: .derived, hlc: max(conflict.winner.hlc, conflict.loser.hlc),
-            content: .note(.live(conflict.copy)))
+        let revision = Revision(record: copyID, parents: [], author: .derived, hlc: conflict.loser.hlc, content: .note(.live(conflict.copy)))
         try storeNew(revision, dot: nextOwnDot())
         return ConflictCopyCreated(copy: copyID, original: note, title: conflict.copy.title)
     }

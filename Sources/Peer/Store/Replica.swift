@@ -145,12 +145,13 @@ public final class Replica {
         return RecordID(bytes: bytes)!
     }
 
-    /// The id of the conflict copy holding `loser`'s version of `note` (DESIGN §5): the same on
-    /// every device that detects this conflict, and different for every other losing version.
-    /// The winner is left out on purpose: a version that loses to two different heads (seen in
-    /// different orders on different devices) is still one copy, not two identical ones.
-    public static func conflictCopyID(note: NoteID, loser: RevisionID) -> NoteID {
-        derivedRecordID(domain: "notesd conflict copy v1", [note.bytes, loser.bytes])
+    /// The id of the conflict copy holding a losing version of `note` (DESIGN §5): a pure
+    /// function of the note and of the losing text (title and body blocks), so every device
+    /// that detects the conflict derives the same copy, a version that loses twice (to
+    /// different heads, seen in different orders on different devices) is still one copy, and a
+    /// later conflict with different text can never land on an earlier copy.
+    public static func conflictCopyID(note: NoteID, title: String, body: [BlockHash]) -> NoteID {
+        derivedRecordID(domain: "notesd conflict copy v1", [note.bytes, Array(title.utf8), [0]] + body.map(\.bytes))
     }
 
     /// The roster record of the device with this public key.

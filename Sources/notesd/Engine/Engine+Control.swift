@@ -424,8 +424,8 @@ extension Engine {
         reschedule()
     }
 
-    func watch(_ sink: any EventSink) -> WatchResult {
-        watchers.append(WatchSubscription(sink: sink))
+    func watch(_ sink: WatchSink) -> WatchResult {
+        watchers.add(sink)
         return WatchResult(events: Self.eventTypes)
     }
 }

@@ -3,16 +3,6 @@ import Foundation
 import Merge
 import Peer
 
-/// Where `watch` events go: the control server's per-connection queue.
-protocol EventSink: Sendable {
-    /// Queues one event line; false when the client is gone (the subscription is dropped).
-    func send(_ line: Data) -> Bool
-}
-
-struct WatchSubscription {
-    let sink: any EventSink
-}
-
 /// A `sync --wait` waiting for every connected peer to catch up.
 struct SyncWaiter {
     let deadline: UInt64
@@ -35,8 +25,8 @@ extension Engine {
     // MARK: - Events
 
     func emit(_ payload: ControlEvent.Payload) {
-        guard !watchers.isEmpty, let line = try? ControlWire.event(ControlEvent(time: Timestamp(Date()), payload: payload)) else { return }
-        watchers.removeAll { !$0.sink.send(line) }
+        guard watchers.count > 0 else { return }
+        watchers.broadcast(ControlEvent(time: Timestamp(Date()), payload: payload))
     }
 
     /// Reports what a transaction changed: note events, conflict copies, roster changes.

@@ -73,7 +73,7 @@ final class Engine: @unchecked Sendable {
     var links: [PeerNetwork.ConnectionID: Link] = [:]
     var targets: [String: DialTarget] = [:]
     var counters = Counters()
-    var watchers: [WatchSubscription] = []
+    let watchers = ControlWatchers()
     var syncWaiters: [SyncWaiter] = []
     var joinAttempts: [JoinAttempt.ID: JoinAttempt] = [:]
     var connectWaiters: [ConnectWaiter] = []

@@ -1,0 +1,57 @@
+import Control
+import Foundation
+import Merge
+import Peer
+
+/// The engine as the process shell runs it: started after the control socket is claimed,
+/// pinged by the watchdog, shut down last.
+final class EngineDaemon: DaemonEngine {
+    let engine: Engine
+    let controlHandler: any ControlRequestHandler
+
+    init(engine: Engine) {
+        self.engine = engine
+        controlHandler = EngineControlHandler(engine: engine)
+    }
+
+    /// Opens the data directory's replica and keys and starts serving devices.
+    static func start(_ startup: DaemonStartup) async throws -> any DaemonEngine {
+        let config = startup.config
+        let log = startup.log
+        let replica = try Replica(path: config.dataDirectory + "/notes.db")
+        let identity = try Peer.DeviceIdentity.loadOrCreate(inDirectory: config.dataDirectory)
+        let household = try HouseholdKey(directory: config.dataDirectory)
+        for socket in startup.otherActivatedSockets { close(socket.fileDescriptor) }
+        let settings = Engine.Settings(
+            dataDirectory: config.dataDirectory, deviceName: config.name,
+            listen: PeerAddress(host: config.listen.host, port: config.listen.port),
+            staticPeers: config.staticPeers.map(\.description), controlSocket: config.socketPath)
+        let engine = try Engine(
+            settings: settings, replica: replica, identity: identity, household: household,
+            log: Engine.Logger(
+                debug: { log.debug($0) }, info: { log.info($0) }, warning: { log.warning($0) }, error: { log.error($0) }))
+        try engine.start()
+        let notes = engine.queue.sync { (try? engine.replica.noteCount) ?? 0 }
+        log.info("device \(identity.deviceID.short) (\(config.name)), \(notes) notes, data in \(config.dataDirectory)")
+        return EngineDaemon(engine: engine)
+    }
+
+    func heartbeat() async {
+        await withCheckedContinuation { continuation in
+            engine.queue.async {
+                // A trivial read proves the database answers, not only the queue.
+                _ = try? self.engine.replica.database.first("SELECT 1") { $0.int(0) }
+                continuation.resume()
+            }
+        }
+    }
+
+    func shutdown() async {
+        await withCheckedContinuation { continuation in
+            engine.queue.async {
+                self.engine.stop()
+                continuation.resume()
+            }
+        }
+    }
+}
