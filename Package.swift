@@ -42,6 +42,8 @@ let package = Package(
         .testTarget(name: "PeerTests", dependencies: ["Peer", "Merge", "CSodium", "CSQLite"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery"]),
         .testTarget(name: "NotesdTests", dependencies: ["notesd", "Control", "Peer", "Merge"]),
+        // Real notesd processes on loopback, driven only through notesctl.
+        .testTarget(name: "EndToEndTests", dependencies: ["notesd", "notesctl", "Control"]),
         // The deterministic fault simulation (DESIGN §10): many replicas, one seed.
         .testTarget(name: "SimulationTests", dependencies: ["Peer", "Merge"]),
     ],

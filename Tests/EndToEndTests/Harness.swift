@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+
+/// Where `swift build` put the binaries next to this test bundle.
+func product(_ name: String) -> String {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    return root.appendingPathComponent(".build/debug/\(name)").path
+}
+
+/// A port on loopback that was free a moment ago (the kernel does not hand it out again soon).
+func freePort() -> UInt16 {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+    }
+    return UInt16(bigEndian: address.sin_port)
+}
+
+struct CommandResult {
+    let status: Int32
+    let output: String
+    let error: String
+
+    var json: Any? { try? JSONSerialization.jsonObject(with: Data(output.utf8)) }
+}
+
+/// Runs a program to completion with optional stdin.
+@discardableResult
+func run(_ path: String, _ arguments: [String], input: String? = nil, environment: [String: String]? = nil) throws -> CommandResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let output = Pipe(), error = Pipe(), stdin = Pipe()
+    process.standardOutput = output
+    process.standardError = error
+    process.standardInput = stdin
+    try process.run()
+    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+    try stdin.fileHandleForWriting.close()
+    let outData = output.fileHandleForReading.readDataToEndOfFile()
+    let errData = error.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return CommandResult(status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self), error: String(decoding: errData, as: UTF8.self))
+}
+
+/// One notesd process with its own data directory, socket and port.
+final class Daemon {
+    let name: String
+    let directory: String
+    let port: UInt16
+    var peers: [UInt16]
+    private(set) var process: Process?
+    private let logPath: String
+
+    init(name: String, root: String, peers: [UInt16] = []) throws {
+        self.name = name
+        directory = root + "/" + name
+        port = freePort()
+        self.peers = peers
+        logPath = root + "/\(name).log"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    }
+
+    var socket: String { directory + "/control.sock" }
+    var address: String { "127.0.0.1:\(port)" }
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// Starts the process and waits until it answers `status`.
+    func start() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: product("notesd"))
+        process.arguments = ["--data-dir", directory, "--socket", socket, "--listen", address, "--name", name, "--no-mdns", "--log-level", "debug"]
+            + peers.flatMap { ["--peer", "127.0.0.1:\($0)"] }
+        if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        try handle.seekToEnd()
+        process.standardError = handle
+        process.standardOutput = handle
+        try process.run()
+        self.process = process
+        try waitUntil("\(name) answers status", seconds: 30) { (try? self.ctl(["status"]))?.status == 0 }
+    }
+
+    /// SIGTERM and wait for a clean exit.
+    func stop() {
+        guard let process, process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    /// SIGKILL: no chance to finish anything.
+    func kill9() {
+        guard let process else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    @discardableResult
+    func ctl(_ arguments: [String], input: String? = nil) throws -> CommandResult {
+        try run(product("notesctl"), ["--socket", socket] + arguments, input: input)
+    }
+
+    /// `notesctl … --json`, decoded; records the failure and throws when it fails.
+    func json(_ arguments: [String], input: String? = nil) throws -> Any {
+        let result = try ctl(arguments + ["--json"], input: input)
+        guard result.status == 0, let value = result.json else {
+            throw HarnessError("\(name): notesctl \(arguments.joined(separator: " ")) exited \(result.status): \(result.error)\(result.output)")
+        }
+        return value
+    }
+
+    /// Every note (Trash included) as (title, html body), sorted: equal on converged devices.
+    func library() throws -> [String] {
+        var entries: [String] = []
+        for flags in [[], ["--trash"]] {
+            let notes = try json(["ls"] + flags) as? [[String: Any]] ?? []
+            for note in notes {
+                let id = note["id"] as! String
+                let document = try json(["show", id, "--html"]) as! [String: Any]
+                entries.append("\(id)|\(note["title"] as! String)|\(note["trashed"] as! Bool)|\(document["body"] as! String)")
+            }
+        }
+        return entries.sorted()
+    }
+
+    deinit { kill9() }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Polls `condition` until it holds (bounded); throws with `what` when it never does.
+func waitUntil(_ what: String, seconds: Double = 30, _ condition: () throws -> Bool) throws {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try condition() { return }
+        usleep(20_000)
+    }
+    throw HarnessError("timed out after \(Int(seconds)) s waiting until \(what)")
+}
+
+/// A scratch directory for a test's daemons, removed afterwards (mode 0700: sockets live there).
+final class Scratch {
+    let path: String
+
+    init() throws {
+        var template = Array("/tmp/notesd-e2e-XXXXXX".utf8CString)
+        guard let created = mkdtemp(&template) else { throw HarnessError("mkdtemp failed") }
+        path = String(cString: created)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
