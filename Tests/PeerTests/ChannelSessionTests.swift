@@ -55,6 +55,21 @@ struct ChannelSessionTests {
         #expect(channelFrames(bobOutput.bytesToSend).count == 1, "the responder's stream header")
     }
 
+    @Test("a bad frame right behind message 3 fails the channel and leaves nothing to send")
+    func badFrameInFirstFlight() throws {
+        let household = ChannelHousehold()
+        var alice = SecureChannel(role: .initiator(psk: household.householdKey), identity: household.alice)
+        var bob = SecureChannel(role: .responder(candidatePSKs: [household.householdKey]), identity: household.bob)
+        let aliceFlight = alice.receive(bob.receive(alice.start()).bytesToSend)
+        var data = try alice.send([1, 2, 3])
+        data[data.count - 1] ^= 0x80
+        let output = bob.receive(aliceFlight.bytesToSend + data)
+        #expect(output.events.count == 1, "the handshake itself was genuine")
+        #expect(output.error == ChannelError(.decryptionFailed))
+        #expect(output.bytesToSend.isEmpty)
+        #expect(bob.isClosed)
+    }
+
     @Test("the responder reports which candidate key matched (household key or an invite)")
     func responderReportsMatchedCandidate() throws {
         let household = ChannelHousehold()
@@ -89,6 +104,23 @@ struct ChannelSessionTests {
         #expect(!outsider.isEstablished)
         // The failed responder refuses everything afterwards.
         #expect(bob.receive(message1).error == ChannelError(.notInHousehold))
+    }
+
+    @Test("an impostor responder without the household key cannot produce a message 2 the initiator accepts")
+    func impostorResponderFails() throws {
+        let household = ChannelHousehold()
+        var alice = SecureChannel(role: .initiator(psk: household.householdKey), identity: household.alice)
+        let message1 = alice.start()
+        // The impostor runs the same code with its own key: it cannot read message 1 ...
+        var impostor = SecureChannel(role: .responder(candidatePSKs: [.generate()]), identity: .generate())
+        #expect(impostor.receive(message1).bytesToSend.isEmpty)
+        // ... and a message 2 of the right shape but made up fails at Alice, who sends nothing on.
+        var random = ChannelTestRandom(seed: 7)
+        let forged = FrameCodec.frame((0..<(32 + 48 + 16)).map { _ in UInt8.random(in: 0...255, using: &random) })
+        let output = alice.receive(forged)
+        #expect(output.error?.reason == .handshakeFailed(message: 2, reason: NoiseError.decryptionFailed.explanation))
+        #expect(output.bytesToSend.isEmpty, "Alice's static key is never sent")
+        #expect(alice.remoteStaticKeySeen == nil)
     }
 
     @Test("a relaying man-in-the-middle who swaps in its own ephemeral key fails")
@@ -162,7 +194,7 @@ struct ChannelSessionTests {
 
         // Message 3 needs Alice's ephemeral private key, long gone: the recorded message 3, or
         // anything else, fails, and Bob never reports a peer.
-        let forgeries = [recordedMessage3, FrameDecoder.frame([UInt8](repeating: 0, count: recordedMessage3.count - 4))]
+        let forgeries = [recordedMessage3, FrameCodec.frame([UInt8](repeating: 0, count: recordedMessage3.count - 4))]
         for forged in forgeries {
             var target = replayTarget
             let output = target.receive(forged)
@@ -176,7 +208,7 @@ struct ChannelSessionTests {
     func responderSpeakingFirstIsRefused() {
         let household = ChannelHousehold()
         var alice = SecureChannel(role: .initiator(psk: household.householdKey), identity: household.alice)
-        let output = alice.receive(FrameDecoder.frame([1, 2, 3]))
+        let output = alice.receive(FrameCodec.frame([1, 2, 3]))
         #expect(output.error?.reason == .handshakeFailed(message: 1, reason: "the responder sent data before message 1"))
     }
 

@@ -1,9 +1,10 @@
-/// Cuts a byte stream into frames: a 4-byte big-endian length, then that many bytes.
+/// The wire framing: a 4-byte big-endian length, then that many bytes. Decoding cuts a byte
+/// stream into frames; `frame(_:)` encodes one.
 ///
 /// Bytes may arrive split anywhere or many frames at once. The length is checked against the
 /// caller's cap as soon as its 4 bytes are in, before any room is made for the frame, so a
 /// hostile length costs nothing.
-struct FrameDecoder: Sendable {
+struct FrameCodec: Sendable {
     static let prefixLength = 4
 
     private var buffer: [UInt8] = []

@@ -1,0 +1,47 @@
+#!/bin/sh
+# Builds the libFuzzer targets into fuzz/out/ by compiling Swift sources directly with swiftc
+# (SwiftPM cannot build fuzzers). Each target is one module: its harness, the shared support
+# file and the library sources it exercises.
+#
+#   fuzz/build.sh [TARGET...]          build the named targets (default: all)
+#   fuzz/build.sh --seeds [TARGET...]  build, then rewrite fuzz/corpus/TARGET/ from the
+#                                      target's own fixtures (real handshake and frame bytes)
+#
+# Then run one: fuzz/run.sh TARGET RUNS
+set -eu
+cd "$(dirname "$0")/.."
+
+# Every target, one per line: its name, then the Swift sources it compiles (globs relative to
+# the repository root). Sources must form one module, so they cannot `import` each other's
+# modules; add a target here and a harness under fuzz/targets/ to fuzz something new.
+TARGETS='
+handshake  fuzz/targets/handshake.swift fuzz/targets/FuzzSupport.swift Sources/Peer/Channel/*.swift
+transport  fuzz/targets/transport.swift fuzz/targets/FuzzSupport.swift Sources/Peer/Channel/*.swift
+'
+
+SWIFTC=${SWIFTC:-swiftc}
+write_seeds=no
+if [ "${1:-}" = "--seeds" ]; then write_seeds=yes; shift; fi
+wanted="$*"
+[ -n "$wanted" ] || wanted=$(echo "$TARGETS" | awk 'NF { print $1 }')
+
+mkdir -p fuzz/out
+for target in $wanted; do
+    sources=$(echo "$TARGETS" | awk -v name="$target" '$1 == name { $1 = ""; print }')
+    if [ -z "$sources" ]; then
+        echo "fuzz/build.sh: unknown target '$target'; known: $(echo "$TARGETS" | awk 'NF { printf "%s ", $1 }')" >&2
+        exit 64
+    fi
+    echo "== building fuzz/out/$target"
+    # shellcheck disable=SC2086 # the source list is meant to split and glob
+    "$SWIFTC" -swift-version 6 -parse-as-library -sanitize=fuzzer,address -O -g \
+        -use-ld=lld -module-name NotesdFuzz -I Sources/CSodium -lsodium \
+        -o "fuzz/out/$target" $sources
+    if [ "$write_seeds" = yes ]; then
+        rm -rf "fuzz/corpus/$target" && mkdir -p "fuzz/corpus/$target"
+        empty=$(mktemp)
+        NOTESD_FUZZ_WRITE_SEEDS="fuzz/corpus/$target" "fuzz/out/$target" -runs=1 "$empty" >/dev/null 2>&1
+        rm -f "$empty"
+        echo "   seeds: $(ls "fuzz/corpus/$target" | tr '\n' ' ')"
+    fi
+done
