@@ -116,7 +116,7 @@ struct ChannelSessionTests {
         #expect(impostor.receive(message1).bytesToSend.isEmpty)
         // ... and a message 2 of the right shape but made up fails at Alice, who sends nothing on.
         var random = ChannelTestRandom(seed: 7)
-        let forged = FrameCodec.frame((0..<(32 + 48 + 16)).map { _ in UInt8.random(in: 0...255, using: &random) })
+        let forged = LengthPrefixFraming.frame((0..<(32 + 48 + 16)).map { _ in UInt8.random(in: 0...255, using: &random) })
         let output = alice.receive(forged)
         #expect(output.error?.reason == .handshakeFailed(message: 2, reason: NoiseError.decryptionFailed.explanation))
         #expect(output.bytesToSend.isEmpty, "Alice's static key is never sent")
@@ -194,7 +194,7 @@ struct ChannelSessionTests {
 
         // Message 3 needs Alice's ephemeral private key, long gone: the recorded message 3, or
         // anything else, fails, and Bob never reports a peer.
-        let forgeries = [recordedMessage3, FrameCodec.frame([UInt8](repeating: 0, count: recordedMessage3.count - 4))]
+        let forgeries = [recordedMessage3, LengthPrefixFraming.frame([UInt8](repeating: 0, count: recordedMessage3.count - 4))]
         for forged in forgeries {
             var target = replayTarget
             let output = target.receive(forged)
@@ -208,7 +208,7 @@ struct ChannelSessionTests {
     func responderSpeakingFirstIsRefused() {
         let household = ChannelHousehold()
         var alice = SecureChannel(role: .initiator(psk: household.householdKey), identity: household.alice)
-        let output = alice.receive(FrameCodec.frame([1, 2, 3]))
+        let output = alice.receive(LengthPrefixFraming.frame([1, 2, 3]))
         #expect(output.error?.reason == .handshakeFailed(message: 1, reason: "the responder sent data before message 1"))
     }
 

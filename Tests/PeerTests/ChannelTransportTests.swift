@@ -39,7 +39,7 @@ struct ChannelTransportTests {
         let frame = try alice.send(Array("a longer note body".utf8))
         for keep in [0, 1, 16, frame.count - 5] {
             var receiver = bob
-            let output = receiver.receive(FrameCodec.frame(Array(frame.dropFirst(4).prefix(keep))))
+            let output = receiver.receive(LengthPrefixFraming.frame(Array(frame.dropFirst(4).prefix(keep))))
             #expect(output.error == ChannelError(.decryptionFailed), "kept \(keep) bytes")
         }
     }
@@ -147,7 +147,7 @@ struct ChannelTransportTests {
         let message2 = bob.receive(alice.start())
         let flight = channelFrames(alice.receive(message2.bytesToSend).bytesToSend)
         #expect(flight.count == 2, "message 3, then Alice's stream header")
-        let output = bob.receive(flight[0] + FrameCodec.frame([UInt8](repeating: 0, count: 23)))
+        let output = bob.receive(flight[0] + LengthPrefixFraming.frame([UInt8](repeating: 0, count: 23)))
         #expect(output.events.count == 1)
         #expect(output.error == ChannelError(.invalidStreamHeader(length: 23)))
     }

@@ -2,7 +2,7 @@
 ///
 /// The first input byte picks the victim: an established receiver that has its peer's stream
 /// header (transport frames), or one still waiting for that header. The rest is fed in two
-/// pieces, then end-of-stream. The bare `FrameCodec` also gets the rest, and must give back
+/// pieces, then end-of-stream. The bare `LengthPrefixFraming` also gets the rest, and must give back
 /// frames that re-encode to a prefix of the input.
 struct TransportFuzzFixture {
     let receiverReady: SecureChannel
@@ -55,11 +55,11 @@ public func fuzzTransport(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     _ = channel.receive(input[cut...])
     _ = channel.receiveEndOfStream()
 
-    var decoder = FrameCodec()
+    var decoder = LengthPrefixFraming()
     decoder.append(input)
     var reencoded: [UInt8] = []
     while let frame = try? decoder.nextFrame(maxLength: 4096) {
-        reencoded += FrameCodec.frame(frame)
+        reencoded += LengthPrefixFraming.frame(frame)
     }
     guard reencoded.elementsEqual(input.prefix(reencoded.count)) else { fatalError("frame decoder changed the bytes it framed") }
     guard reencoded.count + decoder.bufferedByteCount == input.count else { fatalError("frame decoder lost or invented bytes") }

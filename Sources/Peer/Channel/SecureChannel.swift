@@ -8,7 +8,7 @@
 /// 2. Transport: one secretstream per direction (`SecureTransport`).
 ///
 /// Every message on the wire — handshake messages, stream headers, transport messages — is a
-/// frame: a 4-byte big-endian length, then the bytes (`FrameCodec`). Lengths are checked
+/// frame: a 4-byte big-endian length, then the bytes (`LengthPrefixFraming`). Lengths are checked
 /// against a cap before anything is buffered: Noise's 65535-byte limit during the handshake,
 /// `Configuration.maxFrameLength` afterwards.
 ///
@@ -52,7 +52,7 @@ public struct SecureChannel: Sendable {
     }
 
     private var state: State
-    private var decoder = FrameCodec()
+    private var decoder = LengthPrefixFraming()
     private let configuration: Configuration
     private let handshakePayload: [UInt8]
 
@@ -118,7 +118,7 @@ public struct SecureChannel: Sendable {
             do {
                 let message = try handshake.writeMessage(payload: [])
                 state = .initiatorAwaitingMessage2(handshake)
-                return FrameCodec.frame(message)
+                return LengthPrefixFraming.frame(message)
             } catch {
                 preconditionFailure("writing Noise message 1 with an empty payload cannot fail, yet failed: \(error)")
             }
@@ -227,7 +227,7 @@ public struct SecureChannel: Sendable {
             } catch {
                 throw ChannelError(.handshakeFailed(message: 3, reason: error.explanation))
             }
-            establish(handshake, matchedPSKIndex: nil, remotePayload: payload, sending: FrameCodec.frame(message3), into: &output)
+            establish(handshake, matchedPSKIndex: nil, remotePayload: payload, sending: LengthPrefixFraming.frame(message3), into: &output)
 
         case .responderAwaitingMessage1(let candidates):
             var (index, handshake, payload) = try Self.acceptMessage1(frame, candidates: candidates)
@@ -240,7 +240,7 @@ public struct SecureChannel: Sendable {
                 throw ChannelError(.handshakeFailed(message: 2, reason: error.explanation))
             }
             state = .responderAwaitingMessage3(handshake, matchedPSKIndex: index)
-            output.bytesToSend += FrameCodec.frame(payload)
+            output.bytesToSend += LengthPrefixFraming.frame(payload)
 
         case .responderAwaitingMessage3(var handshake, let matchedPSKIndex):
             let payload: [UInt8]

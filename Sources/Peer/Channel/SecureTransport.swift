@@ -46,7 +46,7 @@ struct SecureTransport: Sendable {
     static func start(sendingKey: [UInt8], receivingKey: [UInt8]) -> (transport: SecureTransport, headerFrame: [UInt8]) {
         let (push, header) = SecretStreamPush.start(key: streamKey(from: sendingKey))
         let transport = SecureTransport(outbound: .open(push), inbound: .awaitingHeader(key: streamKey(from: receivingKey)))
-        return (transport, FrameCodec.frame(header))
+        return (transport, LengthPrefixFraming.frame(header))
     }
 
     private init(outbound: Outbound, inbound: Inbound) {
@@ -78,7 +78,7 @@ struct SecureTransport: Sendable {
         case .open(var push):
             let ciphertext = push.push(plaintext, final: final)
             outbound = final ? .finished : .open(push)
-            return FrameCodec.frame(ciphertext)
+            return LengthPrefixFraming.frame(ciphertext)
         case .finished:
             throw ChannelError(.sendAfterClose)
         }

@@ -4,7 +4,7 @@
 /// Bytes may arrive split anywhere or many frames at once. The length is checked against the
 /// caller's cap as soon as its 4 bytes are in, before any room is made for the frame, so a
 /// hostile length costs nothing.
-struct FrameCodec: Sendable {
+struct LengthPrefixFraming: Sendable {
     static let prefixLength = 4
 
     private var buffer: [UInt8] = []
