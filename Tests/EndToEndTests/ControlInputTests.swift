@@ -11,7 +11,7 @@ import Testing
         try socket.send(Data((line + "\n").utf8))
         var buffer: [UInt8] = []
         while !buffer.contains(10) {
-            guard let chunk = try socket.receive(timeout: .seconds(10)) else { throw HarnessError("connection closed") }
+            guard let chunk = try socket.receive(timeout: .seconds(10)), !chunk.isEmpty else { throw HarnessError("connection closed or silent") }
             buffer += chunk
         }
         let line = buffer.prefix { $0 != 10 }
@@ -49,7 +49,7 @@ import Testing
             do { try huge.send(chunk) } catch { closedEarly = true; break }
         }
         var received: [UInt8] = []
-        while let bytes = try? huge.receive(timeout: .seconds(10)) { received += bytes }
+        while let bytes = try? huge.receive(timeout: .seconds(10)), !bytes.isEmpty { received += bytes }
         #expect(closedEarly || !received.isEmpty)
         if let line = String(bytes: received.prefix { $0 != 10 }, encoding: .utf8), !line.isEmpty {
             #expect(line.contains("-32600"))

@@ -356,9 +356,10 @@ final class Simulation {
         let replicas = nodes.map { $0.replica! }
         let hashes = try replicas.map { try $0.stateHash() }
         guard Set(hashes).count == 1 else {
-            let summary = try replicas.enumerated().map { index, replica in
+            var summary = try replicas.enumerated().map { index, replica in
                 "replica \(index): \(try replica.listNotes().count) notes, vector \(replica.vector)"
             }
+            summary += try differences(replicas)
             throw failure("no convergence: state hashes differ\n  " + summary.joined(separator: "\n  "))
         }
         for receiver in replicas {
@@ -392,6 +393,29 @@ final class Simulation {
                 guard seen.insert(key).inserted else { throw failure("duplicate conflict copy of \(copy.conflictOf!): \(note.title)") }
             }
         }
+    }
+
+    /// What differs between the first replica and the others, record by record.
+    func differences(_ replicas: [Replica]) throws -> [String] {
+        var lines: [String] = []
+        let first = replicas[0]
+        for (index, other) in replicas.enumerated().dropFirst() {
+            for kind in [RecordKind.note, .folder, .device] {
+                let ids = Set(try first.recordIDs(kind: kind)).union(try other.recordIDs(kind: kind))
+                for id in ids.sorted() {
+                    let mine: String, theirs: String
+                    switch kind {
+                    case .note: (mine, theirs) = ("\(String(describing: try first.note(id)))", "\(String(describing: try other.note(id)))")
+                    case .folder: (mine, theirs) = ("\(String(describing: try first.folder(id)))", "\(String(describing: try other.folder(id)))")
+                    case .device: (mine, theirs) = ("\(String(describing: try first.device(id)))", "\(String(describing: try other.device(id)))")
+                    }
+                    if mine != theirs {
+                        lines.append("\(kind) \(id) differs on replica \(index): heads \(try first.heads(of: id).map(\.short)) vs \(try other.heads(of: id).map(\.short))\n    0: \(mine.prefix(400))\n    \(index): \(theirs.prefix(400))")
+                    }
+                }
+            }
+        }
+        return lines
     }
 
     static func tokens(in note: Note) -> Set<String> {

@@ -87,8 +87,9 @@ extension Replica {
                 throw ReplicaError.invalid("baseHeads names a revision this note does not have; read the note again and retry")
             }
             var unusedHashes: [Block: BlockHash] = [:]
+            let dag = RecordDAG(rows)
             let (base, _) = try foldHeads(
-                Array(baseHeads), rows: byID, dag: RecordDAG(rows),
+                Array(baseHeads), rows: byID, dag: dag, erased: dag.erasedByTombstones(rows),
                 load: { row in try self.loadNote(row, hashes: &unusedHashes) },
                 merge: { base, a, b in Self.mergeNotes(id, base: base, a, b) })
             guard case .live(let baseNote) = base.record else { throw ReplicaError.notFound(kind: .note, id: id) }

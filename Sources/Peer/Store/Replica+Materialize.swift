@@ -50,6 +50,15 @@ struct RecordDAG {
         return seen
     }
 
+    /// Revisions whose content a tombstone erased: every proper ancestor of a tombstone. A pure
+    /// function of the DAG, so every replica treats the same revisions as gone whether or not
+    /// it has physically purged them yet (merge bases must agree for states to converge).
+    func erasedByTombstones(_ rows: [Replica.RevisionRow]) -> Set<RevisionID> {
+        let tombstones = rows.filter(\.tombstone)
+        guard !tombstones.isEmpty else { return [] }
+        return ancestors(of: tombstones.flatMap(\.parents))
+    }
+
     /// The lowest common ancestors of two sets of revisions: common ancestors that are not
     /// ancestors of another common ancestor. Empty when they share no history.
     func lowestCommonAncestors(_ left: [RevisionID], _ right: [RevisionID]) -> [RevisionID] {
@@ -72,11 +81,13 @@ extension Replica {
     /// Folds a record's heads into one version (DESIGN §4: state is a function of the DAG).
     /// Heads are folded in canonical stamp order; each step merges with the lowest common
     /// ancestors (several are merged first, recursively; none → no base).
+    /// Revisions in `erased` (ancestors of a tombstone) read as tombstones.
     func foldHeads<Content>(
-        _ heads: [RevisionID], rows: [RevisionID: RevisionRow], dag: RecordDAG,
-        load: (RevisionRow) throws -> Record<Content>,
+        _ heads: [RevisionID], rows: [RevisionID: RevisionRow], dag: RecordDAG, erased: Set<RevisionID> = [],
+        load loadRow: (RevisionRow) throws -> Record<Content>,
         merge: (Record<Content>?, Version<Content>, Version<Content>) -> (Record<Content>, Conflict?)
     ) throws -> (version: Version<Content>, conflicts: [Conflict]) {
+        func load(_ row: RevisionRow) throws -> Record<Content> { erased.contains(row.id) ? .tombstone : try loadRow(row) }
         func version(_ id: RevisionID) throws -> Version<Content> {
             let row = rows[id]!
             return Version(stamp: row.stamp, record: try load(row))
@@ -104,35 +115,38 @@ extension Replica {
     }
 
     /// Recomputes `record`'s current state from its heads, writes the materialised row, purges
-    /// the history of a record that ended as a tombstone, and derives conflict copies.
+    /// what tombstones erased, and derives conflict copies.
     func materialize(_ record: RecordID, kind: RecordKind) throws {
         let heads = try heads(of: record)
         guard !heads.isEmpty else { return }
-        let allRows = heads.count == 1 ? [try revisionRow(heads[0])!] : try revisionRows(record: record)
+        let hasTombstone = try database.first(
+            "SELECT 1 FROM revisions WHERE record = ?1 AND tombstone = 1 LIMIT 1", [.blob(record.bytes)]) { _ in true } ?? false
+        let everything = heads.count > 1 || hasTombstone
+        let allRows = everything ? try revisionRows(record: record) : [try revisionRow(heads[0])!]
         let rows = Dictionary(allRows.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        let dag = RecordDAG(heads.count == 1 ? [] : allRows)
+        let dag = RecordDAG(everything ? allRows : [])
+        let erased = dag.erasedByTombstones(allRows)
+        try purgeContent(of: erased, rows: rows)
         switch kind {
         case .note:
             var blockHashes: [Block: BlockHash] = [:]
             let (version, conflicts) = try foldHeads(
-                heads, rows: rows, dag: dag,
+                heads, rows: rows, dag: dag, erased: erased,
                 load: { row in try self.loadNote(row, hashes: &blockHashes) },
                 merge: { base, a, b in Self.mergeNotes(record, base: base, a, b) })
             try writeNote(record, version, blockHashes: blockHashes)
-            if version.record == .tombstone { try purgeHistory(record) }
             for conflict in conflicts {
                 if let created = try deriveConflictCopy(of: record, conflict) { pendingChanges.conflictCopies.append(created) }
             }
         case .folder:
             let (version, _) = try foldHeads(
-                heads, rows: rows, dag: dag, load: loadFolder,
+                heads, rows: rows, dag: dag, erased: erased, load: loadFolder,
                 merge: { base, a, b in (FolderMerge.merge(base: base, a, b), nil) })
             try writeFolder(record, version.record)
             pendingChanges.folders.insert(record)
-            if version.record == .tombstone { try purgeHistory(record) }
         case .device:
             let (version, _) = try foldHeads(
-                heads, rows: rows, dag: dag, load: loadDevice,
+                heads, rows: rows, dag: dag, erased: erased, load: loadDevice,
                 merge: { base, a, b in (DeviceMerge.merge(base: base, a, b), nil) })
             try writeDevice(record, version.record)
             pendingChanges.devices.insert(record)
@@ -259,15 +273,14 @@ extension Replica {
 
     // MARK: - Purge and conflict copies
 
-    /// Content of a permanently deleted record is gone at once (DESIGN §3): every revision
-    /// keeps its place in the DAG, so no stale device brings the record back, but loses its
-    /// data and its claim on blocks.
-    func purgeHistory(_ record: RecordID) throws {
-        let rows = try database.rows(
-            "SELECT id, body FROM revisions WHERE record = ?1 AND purged = 0 AND tombstone = 0", [.blob(record.bytes)]
-        ) { (Hash256(bytes: $0.blob(0))!, Self.hashes($0.blob(1))) }
-        for (id, body) in rows {
-            try releaseBlocks(body)
+    /// Content of a permanently deleted record is gone at once (DESIGN §3): every revision a
+    /// tombstone descends from keeps its place in the DAG, so no stale device brings the record
+    /// back, but loses its data and its claim on blocks. An edit made concurrently with the
+    /// deletion is not an ancestor of the tombstone and keeps its text (the edit wins).
+    func purgeContent(of erased: Set<RevisionID>, rows: [RevisionID: RevisionRow]) throws {
+        for id in erased.sorted() {
+            guard let row = rows[id], !row.purged, !row.tombstone else { continue }
+            try releaseBlocks(row.body)
             try database.run("UPDATE revisions SET data = x'', body = x'', purged = 1 WHERE id = ?1", [.blob(id.bytes)])
         }
     }
