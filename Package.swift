@@ -33,6 +33,8 @@ let package = Package(
         .executableTarget(name: "notesctl", dependencies: ["Control"]),
         // Benchmarks: release build, prints figures; never part of the tests.
         .executableTarget(name: "notes-bench", dependencies: ["Merge", "Peer"]),
+        // Test tool: runs AvahiDiscovery inside a netlab namespace and prints its events as JSON.
+        .executableTarget(name: "discovery-probe", dependencies: ["Discovery"]),
 
         .testTarget(name: "MergeTests", dependencies: ["Merge"]),
         .testTarget(name: "ControlTests", dependencies: ["Control"]),
