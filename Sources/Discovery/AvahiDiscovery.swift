@@ -93,6 +93,7 @@ enum AvahiProblem: Hashable {
 final class AvahiSession {
     private static let firstRetryMilliseconds: UInt32 = 1000
     private static let maxRetryMilliseconds: UInt32 = 30_000
+    private static let maxResolveRetryMilliseconds: UInt32 = 60_000
     /// Renames tried in a row when the name is taken locally before giving up until the retry.
     private static let maxLocalRenames = 20
     /// Longest host or service name accepted from the network (a DNS name is at most 255 bytes).
@@ -110,6 +111,10 @@ final class AvahiSession {
     private var browser: OpaquePointer?
     private var resolvers: [ServiceInstance: OpaquePointer] = [:]
     private var instanceByResolver: [OpaquePointer: ServiceInstance] = [:]
+    /// Resolutions that failed in a row, by instance, and when each is tried again.
+    private var resolveFailures: [ServiceInstance: Int] = [:]
+    private var resolveRetryDue: [ServiceInstance: timeval] = [:]
+    private var resolveRetryTimer: OpaquePointer?
     private var table: PeerTable
     private var lastState: DiscoveryState?
     /// A failure was reported and the client will be replaced when `retryTimer` fires; until
@@ -153,8 +158,9 @@ final class AvahiSession {
     func shutDown() {
         avahi_threaded_poll_stop(poll)
         dropClient()
-        if let retryTimer { pollAPI.pointee.timeout_free(retryTimer) }
+        for timer in [retryTimer, resolveRetryTimer].compactMap({ $0 }) { pollAPI.pointee.timeout_free(timer) }
         retryTimer = nil
+        resolveRetryTimer = nil
         avahi_threaded_poll_free(poll)
     }
 
@@ -186,6 +192,9 @@ final class AvahiSession {
     private func dropClient() {
         resolvers = [:]
         instanceByResolver = [:]
+        resolveFailures = [:]
+        resolveRetryDue = [:]
+        armResolveRetryTimer()
         browser = nil
         group = nil
         if let client { avahi_client_free(client) }
@@ -320,8 +329,8 @@ final class AvahiSession {
         guard browser == nil else { return }
         browser = avahi_service_browser_new(
             client, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC), Advertisement.serviceType,
-            nil, AvahiLookupFlags(0), { _, interface, ipProtocol, event, name, type, domain, _, userdata in
-                AvahiSession.from(userdata).browserEvent(interface, ipProtocol, event, name, type, domain)
+            nil, AvahiLookupFlags(0), { _, interface, ipProtocol, event, name, _, domain, _, userdata in
+                AvahiSession.from(userdata).browserEvent(interface, ipProtocol, event, name, domain)
             }, userdata)
         if browser == nil {
             fail(.failed(action: "browse for peers", code: avahi_client_errno(client)), retryAfter: nextBackoff())
@@ -329,8 +338,7 @@ final class AvahiSession {
     }
 
     private func browserEvent(_ interface: AvahiIfIndex, _ ipProtocol: AvahiProtocol, _ event: AvahiBrowserEvent,
-                              _ name: UnsafePointer<CChar>?, _ type: UnsafePointer<CChar>?,
-                              _ domain: UnsafePointer<CChar>?) {
+                              _ name: UnsafePointer<CChar>?, _ domain: UnsafePointer<CChar>?) {
         guard !awaitingReconnect, let client else { return }
         switch event {
         case AVAHI_BROWSER_NEW:
@@ -339,24 +347,10 @@ final class AvahiSession {
             // collision it also marks the other device's service and we would never see it.
             guard let instance = Self.instance(interface, ipProtocol, name, domain),
                   table.appeared(instance) else { return }
-            // Kept open, the resolver reports again whenever the service's data changes.
-            let resolver = avahi_service_resolver_new(
-                client, interface, ipProtocol, name, type, domain, AvahiProtocol(AVAHI_PROTO_UNSPEC),
-                AvahiLookupFlags(0), { resolver, _, _, event, _, _, _, host, address, port, txt, _, userdata in
-                    AvahiSession.from(userdata).resolverEvent(resolver, event, host, address, port, txt)
-                }, userdata)
-            guard let resolver else {
-                emit(table.failedToResolve(instance))
-                return
-            }
-            resolvers[instance] = resolver
-            instanceByResolver[resolver] = instance
+            startResolving(instance)
         case AVAHI_BROWSER_REMOVE:
             guard let instance = Self.instance(interface, ipProtocol, name, domain) else { return }
-            if let resolver = resolvers.removeValue(forKey: instance) {
-                instanceByResolver[resolver] = nil
-                avahi_service_resolver_free(resolver)
-            }
+            stopResolving(instance)
             emit(table.disappeared(instance))
         case AVAHI_BROWSER_FAILURE:
             fail(.failed(action: "browse for peers", code: avahi_client_errno(client)), retryAfter: nextBackoff())
@@ -365,24 +359,102 @@ final class AvahiSession {
         }
     }
 
+    /// Opens a resolver for `instance`. Kept open, it reports again whenever the service's data
+    /// changes; if it gives up, it is retried later (see `resolverEvent`).
+    private func startResolving(_ instance: ServiceInstance) {
+        guard let client else { return }
+        let resolver = instance.name.withCString { name in
+            instance.domain.withCString { domain in
+                avahi_service_resolver_new(
+                    client, instance.interface, instance.ipProtocol, name, Advertisement.serviceType, domain,
+                    AvahiProtocol(AVAHI_PROTO_UNSPEC), AvahiLookupFlags(0),
+                    { resolver, _, _, event, _, _, _, host, address, port, txt, _, userdata in
+                        AvahiSession.from(userdata).resolverEvent(resolver, event, host, address, port, txt)
+                    }, userdata)
+            }
+        }
+        guard let resolver else {
+            retryResolvingLater(instance)
+            return
+        }
+        resolvers[instance] = resolver
+        instanceByResolver[resolver] = instance
+    }
+
+    private func stopResolving(_ instance: ServiceInstance) {
+        if let resolver = resolvers.removeValue(forKey: instance) {
+            instanceByResolver[resolver] = nil
+            avahi_service_resolver_free(resolver)
+        }
+        resolveFailures[instance] = nil
+        resolveRetryDue[instance] = nil
+        armResolveRetryTimer()
+    }
+
     private func resolverEvent(_ resolver: OpaquePointer?, _ event: AvahiResolverEvent,
                                _ host: UnsafePointer<CChar>?, _ address: UnsafePointer<AvahiAddress>?,
                                _ port: UInt16, _ txt: UnsafeMutablePointer<AvahiStringList>?) {
         guard !awaitingReconnect, let resolver, let instance = instanceByResolver[resolver] else { return }
         switch event {
         case AVAHI_RESOLVER_FOUND:
+            resolveFailures[instance] = nil
             let resolution = Resolution(
                 hostName: Self.boundedString(host) ?? "", address: Self.peerAddress(address, interface: instance.interface),
                 port: port, txt: TXTRecord(entries: Self.txtEntries(txt)))
             emit(table.resolved(instance, resolution))
         default:
-            // AVAHI_RESOLVER_FAILURE: usually a timeout; the browser reports the instance again
-            // if it comes back. Freeing a resolver from its own callback is Avahi's documented use.
+            // AVAHI_RESOLVER_FAILURE, usually a timeout: the host did not answer (lost packets,
+            // a link that just came up). The browser still lists the service, so try again
+            // later. Freeing a resolver from its own callback is Avahi's documented use.
             resolvers[instance] = nil
             instanceByResolver[resolver] = nil
             avahi_service_resolver_free(resolver)
             emit(table.failedToResolve(instance))
+            retryResolvingLater(instance)
         }
+    }
+
+    /// 1 s, 2 s, 4 s … up to a minute after each failure in a row, while the browser lists it.
+    private func retryResolvingLater(_ instance: ServiceInstance) {
+        let failures = (resolveFailures[instance] ?? 0) + 1
+        resolveFailures[instance] = failures
+        let delay = min(Self.firstRetryMilliseconds << min(failures - 1, 6), Self.maxResolveRetryMilliseconds)
+        var due = timeval()
+        avahi_elapse_time(&due, delay, 0)
+        resolveRetryDue[instance] = due
+        armResolveRetryTimer()
+    }
+
+    /// Points the one resolve-retry timer at the earliest due retry, or disarms it.
+    private func armResolveRetryTimer() {
+        var earliest = resolveRetryDue.values.min { first, second in
+            var (first, second) = (first, second)
+            return avahi_timeval_compare(&first, &second) < 0
+        }
+        if let resolveRetryTimer {
+            if earliest == nil {
+                pollAPI.pointee.timeout_update(resolveRetryTimer, nil)
+            } else {
+                pollAPI.pointee.timeout_update(resolveRetryTimer, &earliest!)
+            }
+        } else if earliest != nil {
+            resolveRetryTimer = pollAPI.pointee.timeout_new(pollAPI, &earliest!, { _, userdata in
+                AvahiSession.from(userdata).resolveRetryTimerFired()
+            }, userdata)
+        }
+    }
+
+    private func resolveRetryTimerFired() {
+        guard !awaitingReconnect else { return }
+        let due = resolveRetryDue.filter { _, when in
+            var when = when
+            return avahi_age(&when) >= 0
+        }.keys
+        for instance in due {
+            resolveRetryDue[instance] = nil
+            startResolving(instance)
+        }
+        armResolveRetryTimer()
     }
 
     // MARK: Reporting

@@ -45,7 +45,7 @@ public struct PeerEndpoint: Sendable, Hashable, CustomStringConvertible {
             }
             portText = text[text.index(after: colon)...]
         }
-        guard portText.count <= 5, portText.allSatisfy(\.isASCII), let port = UInt16(portText), port != 0 else {
+        guard portText.count <= 5, portText.allSatisfy({ ("0"..."9").contains($0) }), let port = UInt16(portText), port != 0 else {
             throw PeerEndpointError(text: text, problem: "the port must be a number from 1 to 65535")
         }
         try self.init(host: String(host), port: port)
@@ -83,6 +83,7 @@ public final class StaticPeers: PeerSource {
         var entries: [Entry]
         var generation: UInt64?
         var lastToken: UInt64 = 0
+        var resolutionsInFlight = 0
     }
 
     private let state: Mutex<State>
@@ -104,6 +105,11 @@ public final class StaticPeers: PeerSource {
         state.withLock { $0.entries.map(\.endpoint) }
     }
 
+    /// Name lookups started and not yet reported or dropped (tests wait for it to reach zero).
+    var resolutionsInFlight: Int {
+        state.withLock { $0.resolutionsInFlight }
+    }
+
     /// Adds an endpoint (reported as `.found` once resolved, if started). Returns `false` if it
     /// is already there.
     @discardableResult
@@ -112,7 +118,10 @@ public final class StaticPeers: PeerSource {
             guard !state.entries.contains(where: { $0.endpoint == endpoint }) else { return false }
             state.lastToken += 1
             state.entries.append(Entry(endpoint: endpoint, token: state.lastToken, reported: false))
-            if let generation = state.generation { resolveInBackground(endpoint, token: state.lastToken, generation: generation) }
+            if let generation = state.generation {
+                state.resolutionsInFlight += 1
+                resolveInBackground(endpoint, token: state.lastToken, generation: generation)
+            }
             return true
         }
     }
@@ -139,6 +148,7 @@ public final class StaticPeers: PeerSource {
                 state.lastToken += 1
                 state.entries[index].token = state.lastToken
                 state.entries[index].reported = false
+                state.resolutionsInFlight += 1
                 resolveInBackground(state.entries[index].endpoint, token: state.lastToken, generation: generation)
             }
         }
@@ -154,10 +164,12 @@ public final class StaticPeers: PeerSource {
 
     /// Resolves on a global queue, then reports under the lock — only if the endpoint is still
     /// there (same token) and the source still runs, so `.found` never follows its `.lost`.
+    /// Called with the state locked, after counting the lookup in `resolutionsInFlight`.
     private func resolveInBackground(_ endpoint: PeerEndpoint, token: UInt64, generation: UInt64) {
         DispatchQueue.global().async { [self] in
             let addresses = resolve(endpoint)
             state.withLock { state in
+                state.resolutionsInFlight -= 1
                 guard state.generation == generation,
                       let index = state.entries.firstIndex(where: { $0.endpoint == endpoint && $0.token == token })
                 else { return }
