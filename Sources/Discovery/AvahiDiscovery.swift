@@ -15,8 +15,14 @@ import Synchronization
 public final class AvahiDiscovery: PeerSource {
     private let session = Mutex<AvahiSession?>(nil)
     private let delivery = EventDelivery(label: "notesd.discovery.avahi")
+    private let log: @Sendable (String) -> Void
 
-    public init() {}
+    /// - Parameter log: receives diagnostics that are not events (a name taken and replaced, a
+    ///   peer that did not answer and is retried), for a debug log. It is called on Avahi's
+    ///   thread: it must return quickly and must not call back into this object.
+    public init(log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.log = log
+    }
 
     deinit { stop() }
 
@@ -25,7 +31,7 @@ public final class AvahiDiscovery: PeerSource {
         session.withLock { current in
             current?.shutDown()
             let generation = delivery.begin(handler)
-            current = AvahiSession.start(advertisement: advertisement) { [delivery] event in
+            current = AvahiSession.start(advertisement: advertisement, log: log) { [delivery] event in
                 delivery.send(event, generation: generation)
             }
         }
@@ -103,6 +109,7 @@ final class AvahiSession {
     private let pollAPI: UnsafePointer<AvahiPoll>
     private let advertisement: Advertisement
     private let emit: @Sendable (DiscoveryEvent) -> Void
+    private let log: @Sendable (String) -> Void
 
     /// The name we publish: the requested one, or an alternative after collisions.
     private var serviceName: String
@@ -123,25 +130,26 @@ final class AvahiSession {
     private var retryTimer: OpaquePointer?
     private var retryMilliseconds = firstRetryMilliseconds
 
-    private init(poll: OpaquePointer, advertisement: Advertisement,
+    private init(poll: OpaquePointer, advertisement: Advertisement, log: @escaping @Sendable (String) -> Void,
                  emit: @escaping @Sendable (DiscoveryEvent) -> Void) {
         self.poll = poll
         self.pollAPI = avahi_threaded_poll_get(poll)
         self.advertisement = advertisement
+        self.log = log
         self.emit = emit
         self.serviceName = advertisement.serviceName
         self.table = PeerTable(ownDeviceID: advertisement.deviceID)
     }
 
     /// Starts the poll thread and connects; `nil` (after reporting why) if no thread could start.
-    static func start(advertisement: Advertisement,
+    static func start(advertisement: Advertisement, log: @escaping @Sendable (String) -> Void,
                       emit: @escaping @Sendable (DiscoveryEvent) -> Void) -> AvahiSession? {
         emit(.state(.starting))
         guard let poll = avahi_threaded_poll_new() else {
             emit(.state(.unavailable(reason: AvahiProblem.noEventThread.reason)))
             return nil
         }
-        let session = AvahiSession(poll: poll, advertisement: advertisement, emit: emit)
+        let session = AvahiSession(poll: poll, advertisement: advertisement, log: log, emit: emit)
         session.lastState = .starting
         guard avahi_threaded_poll_start(poll) == 0 else {
             avahi_threaded_poll_free(poll)
@@ -319,8 +327,10 @@ final class AvahiSession {
     /// `name` → `name #2` → `name #3` …, as Avahi proposes (it keeps the label within 63 bytes).
     private func rename() {
         guard let alternative = avahi_alternative_service_name(serviceName) else { return }
+        let taken = serviceName
         serviceName = String(cString: alternative)
         avahi_free(alternative)
+        log("the service name \"\(taken)\" is already used on the network; publishing as \"\(serviceName)\"")
     }
 
     // MARK: Browsing
@@ -361,13 +371,17 @@ final class AvahiSession {
 
     /// Opens a resolver for `instance`. Kept open, it reports again whenever the service's data
     /// changes; if it gives up, it is retried later (see `resolverEvent`).
+    ///
+    /// The address family asked for is the instance's own: IPv4 sightings resolve to the A record
+    /// and IPv6 ones to the AAAA record, so a peer gets both. (Asking for either would return
+    /// whichever record came first: Avahi also publishes AAAA records over IPv4.)
     private func startResolving(_ instance: ServiceInstance) {
         guard let client else { return }
         let resolver = instance.name.withCString { name in
             instance.domain.withCString { domain in
                 avahi_service_resolver_new(
                     client, instance.interface, instance.ipProtocol, name, Advertisement.serviceType, domain,
-                    AvahiProtocol(AVAHI_PROTO_UNSPEC), AvahiLookupFlags(0),
+                    instance.ipProtocol, AvahiLookupFlags(0),
                     { resolver, _, _, event, _, _, _, host, address, port, txt, _, userdata in
                         AvahiSession.from(userdata).resolverEvent(resolver, event, host, address, port, txt)
                     }, userdata)
@@ -406,16 +420,20 @@ final class AvahiSession {
             // AVAHI_RESOLVER_FAILURE, usually a timeout: the host did not answer (lost packets,
             // a link that just came up). The browser still lists the service, so try again
             // later. Freeing a resolver from its own callback is Avahi's documented use.
+            let error = client.map { String(cString: avahi_strerror(avahi_client_errno($0))) } ?? "unknown error"
             resolvers[instance] = nil
             instanceByResolver[resolver] = nil
             avahi_service_resolver_free(resolver)
             emit(table.failedToResolve(instance))
-            retryResolvingLater(instance)
+            let delay = retryResolvingLater(instance)
+            log("could not resolve \"\(instance.name)\" (interface \(instance.interface), \(Self.protocolName(instance.ipProtocol))): \(error); retrying in \(delay / 1000) s")
         }
     }
 
     /// 1 s, 2 s, 4 s … up to a minute after each failure in a row, while the browser lists it.
-    private func retryResolvingLater(_ instance: ServiceInstance) {
+    /// Returns the delay in milliseconds.
+    @discardableResult
+    private func retryResolvingLater(_ instance: ServiceInstance) -> UInt32 {
         let failures = (resolveFailures[instance] ?? 0) + 1
         resolveFailures[instance] = failures
         let delay = min(Self.firstRetryMilliseconds << min(failures - 1, 6), Self.maxResolveRetryMilliseconds)
@@ -423,6 +441,7 @@ final class AvahiSession {
         avahi_elapse_time(&due, delay, 0)
         resolveRetryDue[instance] = due
         armResolveRetryTimer()
+        return delay
     }
 
     /// Points the one resolve-retry timer at the earliest due retry, or disarms it.
@@ -470,6 +489,10 @@ final class AvahiSession {
     }
 
     // MARK: Reading untrusted data from the network
+
+    private static func protocolName(_ ipProtocol: AvahiProtocol) -> String {
+        ipProtocol == AvahiProtocol(AVAHI_PROTO_INET6) ? "IPv6" : "IPv4"
+    }
 
     private static func instance(_ interface: AvahiIfIndex, _ ipProtocol: AvahiProtocol,
                                  _ name: UnsafePointer<CChar>?, _ domain: UnsafePointer<CChar>?) -> ServiceInstance? {

@@ -1,7 +1,10 @@
 // discovery-probe — runs AvahiDiscovery and prints every event as one JSON object per line.
 // A test tool for the netlab namespace tests (scripts/netlab exec LAB I discovery-probe …).
 //
-//   discovery-probe --id ID --port PORT [--name NAME] [--seconds N]
+//   discovery-probe --id ID --port PORT [--name NAME] [--seconds N] [--churn N]
+//
+// --churn N first starts and stops discovery N times, each stop a few milliseconds after its
+// start (while Avahi is calling back), to show that stopping mid-flight is safe.
 //
 // It exits after N seconds (default 60), when standard input reaches end of file, or on
 // SIGTERM/SIGINT. It refuses to run unless DBUS_SYSTEM_BUS_ADDRESS is set, so that it never
@@ -9,8 +12,10 @@
 import Discovery
 import Dispatch
 import Foundation
+import Synchronization
 
-/// One line of output. `ms` is the time since the probe started, for figures.
+/// One line of output. `ms` is the time since the probe started, for figures. `log` lines carry
+/// AvahiDiscovery's diagnostics in `reason`.
 struct ProbeLine: Encodable {
     var event: String
     var ms: Int
@@ -29,8 +34,9 @@ struct Options {
     var port: UInt16 = 0
     var serviceName: String?
     var seconds = 60.0
+    var churn = 0
 
-    static let usage = "usage: discovery-probe --id ID --port PORT [--name NAME] [--seconds N]"
+    static let usage = "usage: discovery-probe --id ID --port PORT [--name NAME] [--seconds N] [--churn N]"
 
     init(parsing arguments: ArraySlice<String>) throws(ProbeUsageError) {
         var arguments = arguments
@@ -42,6 +48,9 @@ struct Options {
                 guard let port = UInt16(value) else { throw ProbeUsageError("--port \(value) is not a port number") }
                 self.port = port
             case "--name": serviceName = value
+            case "--churn":
+                guard let churn = Int(value), churn >= 0 else { throw ProbeUsageError("--churn \(value) is not a count") }
+                self.churn = churn
             case "--seconds":
                 guard let seconds = Double(value), seconds > 0 else { throw ProbeUsageError("--seconds \(value) is not positive") }
                 self.seconds = seconds
@@ -62,14 +71,16 @@ func fail(_ message: String) -> Never {
 }
 
 let started = DispatchTime.now()
-let encoder = JSONEncoder()
-encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+/// Lines come from the event queue and (log lines) from Avahi's thread: one writer at a time.
+let output = Mutex(())
 
 @Sendable func emit(_ line: ProbeLine) {
     var line = line
     line.ms = Int((DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000)
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     guard let data = try? encoder.encode(line) else { return }
-    FileHandle.standardOutput.write(data + Data("\n".utf8))
+    output.withLock { _ in FileHandle.standardOutput.write(data + Data("\n".utf8)) }
 }
 
 @Sendable func describe(_ event: DiscoveryEvent) -> ProbeLine {
@@ -107,7 +118,13 @@ do {
     fail(error.message)
 }
 
-let discovery = AvahiDiscovery()
+let discovery = AvahiDiscovery(log: { message in emit(ProbeLine(event: "log", ms: 0, reason: message)) })
+for cycle in 0..<options.churn {
+    discovery.start(advertising: advertisement) { _ in }
+    usleep(UInt32(1_000 * (cycle % 20)))
+    discovery.stop()
+}
+if options.churn > 0 { emit(ProbeLine(event: "churned", ms: 0, reason: "\(options.churn) start/stop cycles")) }
 discovery.start(advertising: advertisement) { event in emit(describe(event)) }
 
 /// Stops discovery (freeing every Avahi object), says so, and exits.

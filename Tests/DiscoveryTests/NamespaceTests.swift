@@ -22,13 +22,14 @@ struct NamespaceTests {
         }
     }
 
-    private func startProbes(_ lab: Netlab, names: [Int: String] = [:]) throws -> [Int: ProbeProcess] {
+    private func startProbes(_ lab: Netlab, names: [Int: String] = [:], only: [Int]? = nil,
+                             churn: [Int: Int] = [:]) throws -> [Int: ProbeProcess] {
         try #require(FileManager.default.isExecutableFile(atPath: probeExecutable.path),
                      "\(probeExecutable.path) is missing; build it with swift build --build-tests")
         var probes: [Int: ProbeProcess] = [:]
-        for host in 1...lab.hosts {
+        for host in only ?? Array(1...lab.hosts) {
             probes[host] = try lab.probe(host: host, deviceID: "DEVICE\(host)", port: UInt16(7000 + host),
-                                         serviceName: names[host])
+                                         serviceName: names[host], churn: churn[host] ?? 0)
         }
         return probes
     }
@@ -43,7 +44,8 @@ struct NamespaceTests {
         let lab = try await Netlab.up(hosts: 3)
         defer { lab.down() }
         let labUp = milliseconds(since: labStart)
-        let probes = try startProbes(lab)
+        // Host 3 first starts and stops discovery 40 times while the others' announcements arrive.
+        let probes = try startProbes(lab, churn: [3: 40])
         defer { probes.values.forEach { $0.stop() } }
 
         // 1. Everyone finds everyone else, never itself, and publishes under its own name.
@@ -54,6 +56,7 @@ struct NamespaceTests {
                 lines.contains { $0.state == "running" && $0.name == Self.serviceName(host) }
             }
         }
+        #expect(probes[3]?.lines.first?.event == "churned", "the churning probe survived: \(probes[3]?.transcript ?? "")")
         let discovery = probes.values.map { probe in
             probe.lines.filter { $0.event == "found" && $0.addresses?.contains { $0.hasPrefix("10.199.") } == true }
                 .map(\.ms).max() ?? 0
@@ -131,9 +134,39 @@ struct NamespaceTests {
                 sees(probe, [other, 3], in: lab, named: { $0 == other ? otherName : Self.serviceName($0) })
             }
         }
+        let renamed = try #require([1, 2].compactMap { probes[$0] }.first { probe in
+            probe.lines.contains { $0.state == "running" && $0.name != "twin" }
+        })
+        #expect(renamed.lines.contains { line in
+            line.event == "log" && line.reason?.hasPrefix("the service name \"twin\" is already used on the network") == true
+        }, "\(renamed.transcript)")
         let renamedAfter = probes.values.compactMap { probe in
             probe.lines.first { $0.state == "running" && $0.name != "twin" && $0.name?.hasPrefix("twin") == true }?.ms
         }.first ?? 0
         print("netlab figures: name collision resolved, renamed twin running \(renamedAfter) ms after start")
+    }
+
+    @Test func aPeerWhoseHostDoesNotAnswerYetIsFoundOnceItDoes() async throws {
+        let lab = try await Netlab.up(hosts: 2)
+        defer { lab.down() }
+        let probe = try #require(try startProbes(lab, only: [1])[1])
+        defer { probe.stop() }
+
+        // A service on host 2 that points at a host name nobody answers for yet: Avahi's
+        // resolver gives up (after about 5 s), and discovery must try again later.
+        let service = try lab.spawn(host: 2, ["avahi-publish", "-s", "-H", "ghost.local", "ghost", "_notesd._tcp",
+                                              "7009", "v=1", "id=GHOST"])
+        defer { service.stop() }
+        try await probe.wait(until: "resolving the ghost fails and is retried") { lines in
+            lines.contains { $0.event == "log" && $0.reason?.hasPrefix("could not resolve \"ghost\"") == true }
+        }
+        #expect(probe.peers()["ghost"] == nil)
+
+        let address = try lab.spawn(host: 2, ["avahi-publish", "-a", "-R", "ghost.local", "10.199.0.9"])
+        defer { address.stop() }
+        try await probe.wait(until: "the ghost is found once its host name resolves") { _ in
+            guard let ghost = probe.peers()["ghost"] else { return false }
+            return ghost.id == "GHOST" && ghost.port == 7009 && ghost.addresses == ["10.199.0.9"]
+        }
     }
 }

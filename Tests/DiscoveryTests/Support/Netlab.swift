@@ -60,10 +60,15 @@ struct Netlab {
 
     func address(_ host: Int) -> String { "10.199.0.\(host)" }
 
+    /// Starts `command` (looked up in PATH) inside `host`, with that host's D-Bus.
+    func spawn(host: Int, _ command: [String]) throws -> Subprocess {
+        try Subprocess([Self.script, "exec", name, String(host)] + command)
+    }
+
     /// Starts `discovery-probe` inside `host`.
-    func probe(host: Int, deviceID: String, port: UInt16, serviceName: String? = nil) throws -> ProbeProcess {
+    func probe(host: Int, deviceID: String, port: UInt16, serviceName: String? = nil, churn: Int = 0) throws -> ProbeProcess {
         var command = [Self.script, "exec", name, String(host), probeExecutable.path,
-                       "--id", deviceID, "--port", String(port), "--seconds", "55"]
+                       "--id", deviceID, "--port", String(port), "--seconds", "55", "--churn", String(churn)]
         if let serviceName { command += ["--name", serviceName] }
         return try ProbeProcess(label: "host \(host)", command: command)
     }

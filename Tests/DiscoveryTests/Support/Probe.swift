@@ -117,9 +117,5 @@ final class ProbeProcess: Sendable {
     }
 
     /// Stops the probe and reaps it (SIGKILL if it does not exit within a few seconds).
-    func stop() {
-        process.closeInput()
-        process.send(SIGTERM)
-        process.waitForExit(timeout: .seconds(5))
-    }
+    func stop() { process.stop() }
 }

@@ -64,6 +64,13 @@ final class Subprocess: Sendable {
         }
     }
 
+    /// Closes stdin, sends SIGTERM and reaps the child (SIGKILL after a few seconds).
+    func stop() {
+        closeInput()
+        send(SIGTERM)
+        waitForExit(timeout: .seconds(5))
+    }
+
     /// Waits (bounded polling) for the child to exit; SIGKILLs it at the deadline.
     @discardableResult
     func waitForExit(timeout: Duration = .seconds(10)) -> Int32 {
