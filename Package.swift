@@ -35,12 +35,14 @@ let package = Package(
         .executableTarget(name: "notes-bench", dependencies: ["Merge", "Peer"]),
         // Child processes for the crash and process-level tests; not installed.
         .executableTarget(name: "notes-testkit", dependencies: ["Merge", "Peer"]),
+        // Test tool: runs AvahiDiscovery inside a netlab namespace and prints its events as JSON.
+        .executableTarget(name: "discovery-probe", dependencies: ["Discovery"]),
 
         .testTarget(name: "MergeTests", dependencies: ["Merge"]),
         .testTarget(name: "ControlTests", dependencies: ["Control", "notesctl"]),
-        // The daemon's process shell and control server (test targets may use executable targets).
         .testTarget(name: "PeerTests", dependencies: ["Peer", "Merge", "CSodium", "CSQLite"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery"]),
+        // The daemon: process shell, control server, engine (test targets may use executables).
         .testTarget(name: "NotesdTests", dependencies: ["notesd", "Control", "Peer", "Merge"]),
         // Real notesd processes on loopback, driven only through notesctl.
         .testTarget(name: "EndToEndTests", dependencies: ["notesd", "notesctl", "Control"]),

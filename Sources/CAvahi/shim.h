@@ -9,4 +9,5 @@
 #include <avahi-common/strlst.h>
 #include <avahi-common/alternative.h>
 #include <avahi-common/address.h>
+#include <avahi-common/timeval.h>
 #endif

@@ -1,3 +1,0 @@
-import Testing
-@testable import Discovery
-@Test func discoveryModuleLinks() { _ = DiscoveryModule.self }

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+
+/// `AvahiDiscovery` (through `discovery-probe`) in the root namespace, where it must never reach
+/// a real bus: the probe gets a bus address that does not exist, so no Avahi is ever contacted.
+/// The discovery runs in a child process because libavahi-client reads the bus address from the
+/// environment, which a test must not change for the whole test process.
+@Suite struct ProbeWithoutAvahiTests {
+    private func startProbe(environment: [String: String]) throws -> ProbeProcess {
+        try #require(FileManager.default.isExecutableFile(atPath: probeExecutable.path),
+                     "\(probeExecutable.path) is missing; build it with swift build --build-tests")
+        return try ProbeProcess(label: "probe", command: [probeExecutable.path, "--id", "AAA", "--port", "7001",
+                                                          "--seconds", "30"], environment: environment)
+    }
+
+    private var bogusBus: (address: String, environment: [String: String]) {
+        let address = "unix:path=/nonexistent/notesd-test-\(getpid())/system_bus_socket"
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = address
+        return (address, environment)
+    }
+
+    @Test func withNoBusItSaysWhyAndStopsCleanlyOnEndOfInput() async throws {
+        let bus = bogusBus
+        let probe = try startProbe(environment: bus.environment)
+        defer { probe.stop() }
+
+        try await probe.wait(until: "discovery is unavailable") { $0.contains { $0.state == "unavailable" } }
+        #expect(probe.lines.first?.state == "starting")
+        let reason = try #require(probe.lines.first { $0.state == "unavailable" }?.reason)
+        #expect(reason == "the D-Bus system bus is not reachable (\(bus.address)), so the Avahi daemon cannot be reached; start dbus and avahi-daemon, or add peers with --peer host:port")
+
+        probe.closeInput()
+        try await probe.wait(until: "it says it stopped") { $0.last?.event == "stopped" }
+        try await probe.waitForExit()
+        #expect(probe.exitStatus == 0, "\(probe.transcript)")
+        #expect(probe.lines.last?.reason == "end of standard input")
+        #expect(!probe.lines.contains { $0.event == "found" })
+    }
+
+    @Test func stopsCleanlyOnSIGTERMWhileWaitingToRetry() async throws {
+        let probe = try startProbe(environment: bogusBus.environment)
+        defer { probe.stop() }
+        try await probe.wait(until: "discovery is unavailable") { $0.contains { $0.state == "unavailable" } }
+
+        probe.terminate()
+        try await probe.wait(until: "it says it stopped") { $0.last?.event == "stopped" }
+        try await probe.waitForExit()
+        #expect(probe.exitStatus == 0, "\(probe.transcript)")
+        #expect(probe.lines.last?.reason == "signal \(SIGTERM)")
+    }
+
+    @Test func refusesToRunWithoutAnExplicitBusAddress() async throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = nil
+        let probe = try startProbe(environment: environment)
+        defer { probe.stop() }
+        try await probe.waitForExit()
+        try await waitUntil("the refusal is printed", seen: { probe.transcript }) { !probe.errorOutput.isEmpty }
+        #expect(probe.exitStatus == 64)
+        #expect(probe.lines.isEmpty)
+        #expect(probe.errorOutput.first?.contains("DBUS_SYSTEM_BUS_ADDRESS is not set") == true, "\(probe.transcript)")
+    }
+}
