@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Merge
 import Peer
+import protocol Discovery.PeerSource
 import Synchronization
 
 /// The daemon's core: the replica, one sync session per connected device, dialling with
@@ -19,6 +20,8 @@ final class Engine: @unchecked Sendable {
         var listen: PeerAddress
         var staticPeers: [String]
         var controlSocket: String
+        /// Advertise and browse with Avahi (off with `--no-mdns`).
+        var mdns = false
         /// Tried when the configured port is taken (another user's notesd on this machine).
         var fallbackToFreePort = true
         var session = SyncSession.Configuration(deviceName: "")
@@ -84,6 +87,8 @@ final class Engine: @unchecked Sendable {
     }
     /// The network's view of `inviteKeys`.
     var keyList: KeyList?
+    /// Static peers and Avahi (see Engine+Discovery).
+    var sources: [any PeerSource] = []
     private var timer: DispatchSourceTimer?
     private var timerDeadline: UInt64?
     var stopped = false
@@ -124,10 +129,8 @@ final class Engine: @unchecked Sendable {
             listenAddresses = [try network.listen(on: PeerAddress(host: settings.listen.host, port: 0))]
         }
         log.info("listening for devices on \(listenAddresses.joined(separator: ", "))")
-        try queue.sync {
-            for address in settings.staticPeers { try addTarget(address, origin: .configured) }
-            for address in try replica.staticPeers() where targets[address] == nil { try addTarget(address, origin: .connected) }
-            dialDueTargets()
+        queue.sync {
+            startSources(mdns: settings.mdns)
             reschedule()
         }
     }
@@ -148,6 +151,7 @@ final class Engine: @unchecked Sendable {
             network.close(id, reason: "shutting down")
         }
         timer?.cancel()
+        stopSources()
         network?.stop()
     }
 

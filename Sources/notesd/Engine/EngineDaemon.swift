@@ -25,7 +25,7 @@ final class EngineDaemon: DaemonEngine {
         let settings = Engine.Settings(
             dataDirectory: config.dataDirectory, deviceName: config.name,
             listen: PeerAddress(host: config.listen.host, port: config.listen.port),
-            staticPeers: config.staticPeers.map(\.description), controlSocket: config.socketPath)
+            staticPeers: config.staticPeers.map(\.description), controlSocket: config.socketPath, mdns: config.mdnsEnabled)
         let engine = try Engine(
             settings: settings, replica: replica, identity: identity, household: household,
             log: Engine.Logger(
