@@ -92,8 +92,10 @@ public final class Replica {
     // MARK: - Transactions that keep the in-memory mirrors (clock, vector) honest
 
     /// Runs `body` in one transaction; the clock and vector it changed are kept only if it
-    /// commits, so a failed action leaves memory and disk agreeing.
+    /// commits, so a failed action leaves memory and disk agreeing. Nested calls join the
+    /// outermost transaction (see `inOneTransaction`).
     func write<T>(_ body: () throws -> T) throws -> T {
+        if database.isInTransaction { return try database.transaction(body) }
         let savedClock = clock, savedVector = vector, savedOffered = offeredSeq
         pendingChanges = Changes()
         do {
@@ -109,6 +111,9 @@ public final class Replica {
             throw error
         }
     }
+
+    /// Runs several local changes as one transaction (an import): all of them land or none.
+    public func inOneTransaction<T>(_ body: () throws -> T) throws -> T { try write(body) }
 
     /// Advances the clock for a local event at wall time `now`.
     func tick(now: UInt64) -> HLC {
