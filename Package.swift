@@ -32,7 +32,7 @@ let package = Package(
         .executableTarget(name: "notesd", dependencies: ["Peer", "Discovery", "Control"]),
         .executableTarget(name: "notesctl", dependencies: ["Control"]),
         // Benchmarks: release build, prints figures; never part of the tests.
-        .executableTarget(name: "notes-bench", dependencies: ["Merge", "Peer"]),
+        .executableTarget(name: "notes-bench", dependencies: ["Merge", "Peer", "Control"]),
         // Child processes for the crash and process-level tests; not installed.
         .executableTarget(name: "notes-testkit", dependencies: ["Merge", "Peer"]),
         // Test tool: runs AvahiDiscovery inside a netlab namespace and prints its events as JSON.

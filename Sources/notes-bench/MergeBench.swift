@@ -6,26 +6,56 @@ import Merge
 /// delete one, tick a checklist item. Times `NoteMerge.merge` alone on blocks already split,
 /// as the replica calls it; `split` and `join` of the whole body are shown for context.
 enum MergeBench {
+    /// DESIGN §11: a 2,000-block note merges in at most this long.
+    static let targetMilliseconds = 2.0
+    static let targetBlocks = 2_000
+
+    struct Figure {
+        let blocks: Int
+        let editsPerSide: Int
+        let runs: Int
+        let median: Double
+        let p95: Double
+        let conflict: Bool
+        let splitMedian: Double
+        let joinMedian: Double
+    }
+
     static func run() {
-        print("   blocks   edits/side   merge median    p95   per 1k blocks   conflict   split median   join median   runs")
-        for size in [500, 2_000, 8_000] { measure(blocks: size) }
-        rewrittenEverywhere(blocks: 2_000)
+        Conditions.print(["in-process, release build; each size merged `runs` times after 3 warm-up runs"])
+        let figures = [500, 2_000, 8_000].map { measure(blocks: $0) }
+        table(figures).print()
+        print("   worst case, both sides rewrote all 2000 blocks: median \(Measure.ms(rewrittenEverywhere(blocks: 2_000))) (conflict)")
+    }
+
+    static func table(_ figures: [Figure]) -> Table {
+        var table = Table(["blocks", "edits/side", "merge p50", "p95", "per 1k blocks", "conflict", "split p50", "join p50", "runs", "target"])
+        for figure in figures {
+            let target = figure.blocks == targetBlocks ? "≤ 2 ms: \(Verdict.of(figure.median <= targetMilliseconds))" : ""
+            table.add([
+                "\(figure.blocks)", "\(figure.editsPerSide)", Measure.ms(figure.median), Measure.ms(figure.p95),
+                Measure.ms(figure.median / Double(figure.blocks) * 1_000), figure.conflict ? "yes" : "no",
+                Measure.ms(figure.splitMedian), Measure.ms(figure.joinMedian), "\(figure.runs)", target,
+            ])
+        }
+        return table
     }
 
     /// The worst case for an O(ND) diff: both sides replaced every block (D = 2n per diff).
-    private static func rewrittenEverywhere(blocks size: Int) {
+    private static func rewrittenEverywhere(blocks size: Int) -> Double {
         let base = Note(title: "Bench", body: (0..<size).map { Block.paragraph("base \($0)") })
         let a = Note(title: "Bench", body: (0..<size).map { Block.paragraph("a \($0)") })
         let b = Note(title: "Bench", body: (0..<size).map { Block.paragraph("b \($0)") })
         let versionA = Version(stamp: stamp(10, 1), record: .live(a))
         let versionB = Version(stamp: stamp(20, 2), record: .live(b))
-        let times = time(runs: 5) { _ = NoteMerge.merge(note: RecordID(high: 1, low: 2), base: .live(base), versionA, versionB) }
-        print("   worst case, both sides rewrote all \(size) blocks: median \(format(percentile(times, 0.5))) ms (conflict)")
+        let times = Measure.repeatedly(runs: 5) { _ = NoteMerge.merge(note: RecordID(high: 1, low: 2), base: .live(base), versionA, versionB) }
+        return Measure.percentile(times, 0.5)
     }
 
-    private static func measure(blocks size: Int) {
-        var random = BenchRandom(seed: UInt64(size))
-        let html = document(blocks: size, using: &random)
+    static func measure(blocks size: Int) -> Figure {
+        var content = NoteContent(seed: UInt64(size))
+        var random = BenchRandom(seed: UInt64(size) &* 31)
+        let html = content.body(blocks: size)
         let base = Note(title: "Bench", body: HTMLBlocks.split(html), created: 1, modified: 1)
         let edits = max(5, size / 100)
         let a = edited(base, edits: edits, side: "a", using: &random)
@@ -36,80 +66,21 @@ enum MergeBench {
 
         let runs = max(20, 400_000 / size)
         var outcome: MergeOutcome?
-        let mergeTimes = time(runs: runs) { outcome = NoteMerge.merge(note: id, base: .live(base), versionA, versionB) }
-        let splitTimes = time(runs: max(5, runs / 10)) { _ = HTMLBlocks.split(html) }
-        let joinTimes = time(runs: max(5, runs / 10)) { _ = HTMLBlocks.join(base.body) }
-
-        let median = percentile(mergeTimes, 0.5)
-        print(pad("\(base.body.count)", 9) + pad("\(edits)", 13) + pad(format(median) + " ms", 15)
-              + pad(format(percentile(mergeTimes, 0.95)) + " ms", 10)
-              + pad(format(median / Double(base.body.count) * 1_000) + " ms", 16)
-              + pad(outcome?.conflict == nil ? "no" : "yes", 11)
-              + pad(format(percentile(splitTimes, 0.5)) + " ms", 15) + pad(format(percentile(joinTimes, 0.5)) + " ms", 14)
-              + "\(runs)")
-    }
-
-    /// Milliseconds per run, after a warm-up.
-    private static func time(runs: Int, _ body: () -> Void) -> [Double] {
-        for _ in 0..<3 { body() }
-        let clock = ContinuousClock()
-        return (0..<runs).map { _ in
-            let duration = clock.measure(body)
-            return Double(duration.components.seconds) * 1_000 + Double(duration.components.attoseconds) / 1e15
-        }
-    }
-
-    private static func percentile(_ values: [Double], _ fraction: Double) -> Double {
-        let sorted = values.sorted()
-        return sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * fraction + 0.5))]
-    }
-
-    private static func document(blocks: Int, using random: inout BenchRandom) -> String {
-        var html = ""
-        var index = 0
-        var word = 0
-        func sentence(_ words: Int, _ random: inout BenchRandom) -> String {
-            (0..<words).map { _ in
-                word += 1
-                switch random.next() % 12 {
-                case 0: return "<b>word\(word)</b>"
-                case 1: return "<a href=\"https://example.org/\(word)\">link\(word)</a>"
-                default: return "word\(word)"
-                }
-            }.joined(separator: " ")
-        }
-        while index < blocks {
-            switch random.next() % 20 {
-            case 0:
-                html += "<h2>\(sentence(4, &random))</h2>"
-                index += 1
-            case 1, 2:
-                html += "<ul><li>\(sentence(8, &random))<ul><li>\(sentence(6, &random))</li></ul></li><li>\(sentence(8, &random))</li></ul>"
-                index += 3
-            case 3:
-                html += "<ul data-type=\"taskList\">"
-                for _ in 0..<3 {
-                    html += "<li data-type=\"taskItem\" data-checked=\"false\"><label><input type=\"checkbox\"><span></span></label><div><p>\(sentence(5, &random))</p></div></li>"
-                }
-                html += "</ul>"
-                index += 3
-            case 4:
-                html += "<pre><code>let value\(index) = compute(a &lt; b)\nprint(value\(index))</code></pre>"
-                index += 1
-            default:
-                html += "<p>\(sentence(18, &random))</p>"
-                index += 1
-            }
-        }
-        return html
+        let mergeTimes = Measure.repeatedly(runs: runs) { outcome = NoteMerge.merge(note: id, base: .live(base), versionA, versionB) }
+        let splitTimes = Measure.repeatedly(runs: max(5, runs / 10)) { _ = HTMLBlocks.split(html) }
+        let joinTimes = Measure.repeatedly(runs: max(5, runs / 10)) { _ = HTMLBlocks.join(base.body) }
+        return Figure(
+            blocks: base.body.count, editsPerSide: edits, runs: runs, median: Measure.percentile(mergeTimes, 0.5),
+            p95: Measure.percentile(mergeTimes, 0.95), conflict: outcome?.conflict != nil,
+            splitMedian: Measure.percentile(splitTimes, 0.5), joinMedian: Measure.percentile(joinTimes, 0.5))
     }
 
     private static func edited(_ note: Note, edits: Int, side: String, using random: inout BenchRandom) -> Note {
         var note = note
         for edit in 0..<edits {
-            let index = Int(random.next() % UInt64(note.body.count))
+            let index = random.below(note.body.count)
             let block = note.body[index]
-            switch random.next() % 4 {
+            switch random.below(4) {
             case 0 where block.kind == .paragraph:
                 note.body[index] = Block(.paragraph, content: block.content + " edited by \(side) \(edit)")
             case 1:
@@ -130,28 +101,5 @@ enum MergeBench {
 
     private static func stamp(_ milliseconds: UInt64, _ revision: UInt8) -> Stamp {
         Stamp(hlc: HLC(milliseconds: milliseconds, counter: 0), revision: RevisionID(bytes: [UInt8](repeating: revision, count: 32))!)
-    }
-
-    private static func format(_ milliseconds: Double) -> String {
-        let hundredths = Int((milliseconds * 100).rounded())
-        let fraction = hundredths % 100
-        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
-    }
-
-    private static func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text + " " : String(repeating: " ", count: width - text.count) + text + "  "
-    }
-}
-
-/// SplitMix64, so every run measures the same documents and edits.
-struct BenchRandom {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

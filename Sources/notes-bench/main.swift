@@ -1,5 +1,7 @@
 // notes-bench: prints performance figures with their conditions (DESIGN §11). Not a test:
-// nothing here asserts a time. Build with `swift build -c release --product notes-bench`.
+// nothing here asserts a time. Build with
+// `swift build -c release --product notes-bench --product notesd`; the sync benchmark starts the
+// notesd binary found next to this one. See docs/benchmarks.md.
 //
 //     notes-bench            run every benchmark
 //     notes-bench NAME…      run the named ones
@@ -9,17 +11,20 @@ import Foundation
 struct Benchmark {
     var name: String
     var summary: String
-    var run: () -> Void
+    var run: () throws -> Void
 }
 
 let benchmarks = [
     Benchmark(name: "merge", summary: "3-way merge of 500, 2,000 and 8,000-block notes (target ≤ 2 ms at 2,000)", run: MergeBench.run),
+    Benchmark(name: "store", summary: "the replica in-process: import, edits, listing, reading, database size (10,000 notes)", run: StoreBench.run),
+    Benchmark(name: "sync", summary: "two real notesd daemons on loopback: initial sync, edit latency, resync bytes, idle cost, start-up (DESIGN §11 targets)", run: SyncBench.run),
 ]
 
 let requested = Array(CommandLine.arguments.dropFirst())
 if requested.contains(where: { ["help", "-h", "--help"].contains($0) }) {
     print("usage: notes-bench [NAME…]\n")
     for benchmark in benchmarks { print("  \(benchmark.name.padding(toLength: 10, withPad: " ", startingAt: 0))\(benchmark.summary)") }
+    print("\nenvironment: NOTES_BENCH_KEEP=1 keeps the temporary data directories; NOTES_BENCH_IDLE_SECONDS (default 60) sets the idle window of `sync`")
     exit(0)
 }
 let unknown = requested.filter { name in !benchmarks.contains { $0.name == name } }
@@ -27,7 +32,15 @@ guard unknown.isEmpty else {
     FileHandle.standardError.write(Data("notes-bench: no benchmark named \(unknown.joined(separator: ", ")); run `notes-bench help` for the list\n".utf8))
     exit(64)
 }
+var failed = false
 for benchmark in benchmarks where requested.isEmpty || requested.contains(benchmark.name) {
     print("== \(benchmark.name): \(benchmark.summary)")
-    benchmark.run()
+    do {
+        try benchmark.run()
+    } catch {
+        failed = true
+        FileHandle.standardError.write(Data("notes-bench: \(benchmark.name) failed: \(error)\n".utf8))
+    }
+    print("")
 }
+exit(failed ? 1 : 0)
