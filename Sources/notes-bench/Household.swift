@@ -61,6 +61,12 @@ final class Household {
         /// From bravo's READY=1 to bravo holding every note: the sync itself.
         let fromReady: Double
         let wireBytes: Int
+        /// CPU time (user + system) bravo used from spawn to done, and alpha during the sync:
+        /// steadier than wall time on a shared machine.
+        let bravoCPU: Double
+        let alphaCPU: Double
+        /// What bravo wrote from spawn to done: the database, its WAL, and the socket.
+        let bravoWrites: ProcessProbe.Writes
     }
 
     /// bravo, empty and paired, starts and pulls the whole library from alpha.
@@ -69,12 +75,16 @@ final class Household {
         try FileManager.default.removeItem(atPath: bravo.dataDirectory)
         try FileManager.default.copyItem(atPath: pristineBravo, toPath: bravo.dataDirectory)
         proxy.resetCounts()
+        let alphaBefore = ProcessProbe.cpuMilliseconds(alpha.pid)
         let spawned = ContinuousClock.now
         let ready = try bravo.start()
         let done = try Self.waitCaughtUp(bravo, notes: library.count)
         let total = Measure.milliseconds(done - spawned)
         let counts = proxy.counts
-        return InitialSync(fromSpawn: total, fromReady: total - ready, wireBytes: counts.toTarget + counts.fromTarget)
+        return InitialSync(
+            fromSpawn: total, fromReady: total - ready, wireBytes: counts.toTarget + counts.fromTarget,
+            bravoCPU: ProcessProbe.cpuMilliseconds(bravo.pid), alphaCPU: ProcessProbe.cpuMilliseconds(alpha.pid) - alphaBefore,
+            bravoWrites: ProcessProbe.writes(bravo.pid))
     }
 
     /// Asks `daemon` to sync and waits until it has a session and is caught up with it (and,

@@ -23,6 +23,23 @@ enum ProcessProbe {
         return Memory(resident: kibibytes("VmRSS"), anonymous: kibibytes("RssAnon"), file: kibibytes("RssFile"), peak: kibibytes("VmHWM"))
     }
 
+    /// What a process wrote, from /proc/PID/io.
+    struct Writes {
+        /// `wchar`: bytes handed to write system calls (the WAL, the database, sockets).
+        var bytes = 0
+        /// `syscw`: write system calls.
+        var calls = 0
+    }
+
+    /// `pid` nil: this process.
+    static func writes(_ pid: Int32? = nil) -> Writes {
+        let io = (try? String(contentsOfFile: "/proc/\(pid.map(String.init) ?? "self")/io", encoding: .utf8)) ?? ""
+        func value(_ key: String) -> Int {
+            Int(io.split(separator: "\n").first { $0.hasPrefix(key + ": ") }?.split(separator: " ").last ?? "") ?? 0
+        }
+        return Writes(bytes: value("wchar"), calls: value("syscw"))
+    }
+
     /// Voluntary context switches per thread: each is one time the thread went to sleep, so
     /// over a window the difference counts the thread's wake-ups (a thread that never wakes
     /// adds nothing).

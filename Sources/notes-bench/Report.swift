@@ -109,6 +109,14 @@ enum Measure {
         return (result, milliseconds(ContinuousClock.now - start))
     }
 
+    /// CPU time this process has used (all threads, user + system), in milliseconds. On a
+    /// shared machine wall times swing with the load; CPU time says what the work cost.
+    static func processCPUMilliseconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return Double(time.tv_sec) * 1_000 + Double(time.tv_nsec) / 1e6
+    }
+
     /// The nearest-rank percentile (`fraction` 0…1) of `values`.
     static func percentile(_ values: [Double], _ fraction: Double) -> Double {
         let sorted = values.sorted()

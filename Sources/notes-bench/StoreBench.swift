@@ -24,14 +24,18 @@ enum StoreBench {
         var replica: Replica? = try Replica(path: path)
         let (bodies, splitTime) = Measure.once { notes.map { HTMLBlocks.split($0.html) } }
         let blockCount = bodies.reduce(0) { $0 + $1.count }
+        let importCPUBefore = Measure.processCPUMilliseconds()
+        let importWritesBefore = ProcessProbe.writes()
         let (ids, importTime) = try Measure.once {
             try replica!.inOneTransaction {
                 try zip(notes, bodies).map { note, body in try replica!.createNote(title: note.title, body: body, now: unixMilliseconds()) }
             }
         }
+        let importCPU = Measure.processCPUMilliseconds() - importCPUBefore
+        let importWrites = ProcessProbe.writes().bytes - importWritesBefore.bytes
         table.add([
             "import \(Measure.count(notes.count)) notes, one transaction", Measure.ms(importTime + splitTime),
-            "\(Measure.count(Int(Double(notes.count) / ((importTime + splitTime) / 1_000)))) notes/s, \(Measure.decimal(Double(htmlBytes) / 1_048_576 / ((importTime + splitTime) / 1_000), places: 1)) MiB/s; split \(Measure.ms(splitTime)) + store \(Measure.ms(importTime)); \(Measure.count(blockCount)) blocks",
+            "\(Measure.count(Int(Double(notes.count) / ((importTime + splitTime) / 1_000)))) notes/s, \(Measure.decimal(Double(htmlBytes) / 1_048_576 / ((importTime + splitTime) / 1_000), places: 1)) MiB/s; split \(Measure.ms(splitTime)) + store \(Measure.ms(importTime)) (CPU \(Measure.ms(importCPU))); \(Measure.count(blockCount)) blocks; wrote \(Measure.bytes(importWrites)) (database + WAL)",
         ])
 
         try checkpoint(replica!)
@@ -65,6 +69,8 @@ enum StoreBench {
         // sync of two daemons costs at least.
         let copy = try Replica(path: scratch.path + "/copy.db")
         var (sendTime, applyTime, batches) = (0.0, 0.0, 0)
+        let cpuBefore = Measure.processCPUMilliseconds()
+        let writesBefore = ProcessProbe.writes()
         while true {
             let (batch, sent) = try Measure.once { try store.entries(missingFrom: copy.vector) }
             guard !batch.isEmpty else { break }
@@ -72,10 +78,12 @@ enum StoreBench {
             if let need = outcome.need { throw BenchError("in-process replication stopped: the copy needs \(need)") }
             (sendTime, applyTime, batches) = (sendTime + sent, applyTime + applied, batches + 1)
         }
+        let replicationCPU = Measure.processCPUMilliseconds() - cpuBefore
+        let replicationWrites = ProcessProbe.writes().bytes - writesBefore.bytes
         guard try copy.noteCount == notes.count else { throw BenchError("the in-process copy holds \(try copy.noteCount) notes, not \(notes.count)") }
         table.add([
             "replicate \(Measure.count(notes.count)) notes to an empty replica", Measure.ms(sendTime + applyTime),
-            "in-process, no network or encryption: entries(missingFrom:) \(Measure.ms(sendTime)) + apply \(Measure.ms(applyTime)), \(batches) batches (≤ 500 entries, ~256 KiB)",
+            "in-process, no network or encryption: entries(missingFrom:) \(Measure.ms(sendTime)) + apply \(Measure.ms(applyTime)), \(batches) batches (≤ 500 entries, ~256 KiB); CPU \(Measure.ms(replicationCPU)); wrote \(Measure.bytes(replicationWrites)) to end with a \(Measure.bytes(fileSize(scratch.path + "/copy.db") + fileSize(scratch.path + "/copy.db-wal"))) database + WAL",
         ])
 
         // Single edits: one paragraph of a random note per transaction, each a new revision.

@@ -43,7 +43,7 @@ enum SyncBench {
         small.shutDown()
         table.add([
             "initial sync, \(Measure.count(smallLibrary)) notes", Measure.ms(smallSync.fromReady), "", "",
-            "\(Measure.bytes(small.htmlBytes)) HTML; bravo READY → holds all; from spawn \(Measure.ms(smallSync.fromSpawn)); \(Measure.bytes(smallSync.wireBytes)) on the wire",
+            "\(Measure.bytes(small.htmlBytes)) HTML; bravo READY → holds all; from spawn \(Measure.ms(smallSync.fromSpawn)); CPU bravo \(Measure.ms(smallSync.bravoCPU)), alpha \(Measure.ms(smallSync.alphaCPU)); \(Measure.bytes(smallSync.wireBytes)) on the wire",
         ])
 
         progress("10,000-note household: pairing, filling alpha")
@@ -54,7 +54,7 @@ enum SyncBench {
         let syncMedian = Measure.percentile(syncs.map(\.fromReady), 0.5)
         table.add([
             "initial sync, \(Measure.count(largeLibrary)) notes", Measure.ms(syncMedian), "≤ 1 s", Verdict.of(syncMedian <= Target.initialSync),
-            "\(Measure.bytes(large.htmlBytes)) HTML; bravo READY → holds all, median of \(initialSyncRuns) (\(syncs.map { Measure.ms($0.fromReady) }.joined(separator: ", "))); from spawn \(Measure.ms(Measure.percentile(syncs.map(\.fromSpawn), 0.5))); \(Measure.bytes(syncs[0].wireBytes)) on the wire",
+            "\(Measure.bytes(large.htmlBytes)) HTML; bravo READY → holds all, median of \(initialSyncRuns) (\(syncs.map { Measure.ms($0.fromReady) }.joined(separator: ", "))); from spawn \(Measure.ms(Measure.percentile(syncs.map(\.fromSpawn), 0.5))); CPU bravo \(Measure.ms(Measure.percentile(syncs.map(\.bravoCPU), 0.5))), alpha \(Measure.ms(Measure.percentile(syncs.map(\.alphaCPU), 0.5))) (medians); \(Measure.bytes(syncs[0].wireBytes)) on the wire; bravo wrote \(Measure.bytes(syncs[0].bravoWrites.bytes)) in \(Measure.count(syncs[0].bravoWrites.calls)) write calls (database, WAL, socket)",
         ])
 
         progress("10,000-note household: \(editSamples) live edits")
