@@ -41,7 +41,7 @@ let package = Package(
         .testTarget(name: "MergeTests", dependencies: ["Merge"]),
         .testTarget(name: "ControlTests", dependencies: ["Control", "notesctl"]),
         .testTarget(name: "PeerTests", dependencies: ["Peer", "Merge", "CSodium", "CSQLite"]),
-        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery"]),
+        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Merge"]),
         // The daemon: process shell, control server, engine (test targets may use executables).
         .testTarget(name: "NotesdTests", dependencies: ["notesd", "Control", "Peer", "Merge"]),
         // Real notesd processes on loopback, driven only through notesctl.

@@ -18,7 +18,7 @@ func builtProduct(_ name: String) -> String {
         let path = directory.file("notes.db")
         var acknowledged: [String: String] = [:]  // note id → last acknowledged title
         var inFlight: (note: String, title: String)?
-        var random = SeededBytes(state: seed)
+        var random = SplitMix64(seed: seed)
         for round in 0..<4 {
             let killAfter = 1 + Int(random.next() % 40)
             let process = Process()
