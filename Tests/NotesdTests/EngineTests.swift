@@ -25,7 +25,7 @@ final class TestDevice {
 
     deinit { engine.queue.sync { engine.stop() } }
 
-    var address: String { engine.queue.sync { engine.listenAddresses[0] } }
+    var address: String { engine.queue.sync { engine.listenAddresses[0].description } }
 
     func run<T>(_ body: (Engine) throws -> T) rethrows -> T { try engine.queue.sync { try body(engine) } }
 

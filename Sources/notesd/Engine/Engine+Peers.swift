@@ -59,7 +59,7 @@ extension Engine {
     // MARK: - Targets and dialling
 
     func addTarget(_ text: String, origin: DialTarget.Origin, hintedShortID: String? = nil) throws {
-        guard let address = PeerAddress(text) else {
+        guard let address = Self.address(text) else {
             throw RPCError.invalidParams("\"\(text)\" is not a host:port address (IPv6 in brackets: [fe80::1%eth0]:7479)")
         }
         let key = address.description
@@ -125,7 +125,7 @@ extension Engine {
         if let shortID, links.values.contains(where: { $0.device?.short == shortID && $0.session != nil }) { return }
         do {
             try addTarget(address, origin: .discovered(service: service), hintedShortID: shortID)
-            updateTarget(PeerAddress(address)!.description) { $0.retries = 0; $0.nextAttempt = Self.now() }
+            updateTarget(Self.address(address)?.description ?? address) { $0.retries = 0; $0.nextAttempt = Self.now() }
         } catch {
             log.debug("ignoring discovered address \(address): \(error)")
         }
