@@ -73,6 +73,17 @@ extension Simulation {
                     newTokens.insert(token)
                     edit.title = "Note \(token)"
                     description = "retitle \(summary.id) as \(token)"
+                case 7 where body.contains(where: { $0.checked != nil }) && random.chance(0.5):
+                    // Tick or untick a checklist item: same text, flipped state.
+                    let items = body.indices.filter { body[$0].checked != nil }
+                    let index = items[random.below(items.count)]
+                    let item = body[index]
+                    let flipped = item.attributes.map { attribute in
+                        attribute.name == "data-checked" ? HTMLAttribute(name: "data-checked", value: item.checked == true ? "false" : "true") : attribute
+                    }
+                    body[index] = Block(item.kind, attributes: flipped, content: item.content)
+                    edit.body = body
+                    description = "tick an item of \(summary.id)"
                 case 7:
                     edit.addTags = ["t\(random.below(4))"]
                     edit.removeTags = random.chance(0.5) ? ["t\(random.below(4))"] : []
