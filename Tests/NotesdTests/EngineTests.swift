@@ -113,3 +113,26 @@ final class TestDevice {
         }
     }
 }
+
+@Suite(.serialized) struct RevocationTests {
+    @Test func aRevokedDeviceIsDisconnectedAndRefusedFromThenOn() throws {
+        let alice = try TestDevice(name: "alice")
+        let bob = try TestDevice(name: "bob")
+        let code = try alice.run { try $0.invite().code }
+        _ = try bob.await { engine, done in engine.startJoin(JoinParams(code: code, address: alice.address), complete: done) }
+        try alice.wait("bob connected") { engine in engine.deviceInfos().contains { $0.name == "bob" && $0.connected } }
+        let bobID = try alice.run { engine in try #require(engine.deviceInfos().first { $0.name == "bob" }?.id) }
+        let removed = try alice.run { try $0.devicesRemove(DeviceRemoveParams(device: String(bobID.prefix(10)))) }
+        #expect(removed.revoked)
+        try alice.wait("bob disconnected") { engine in !engine.deviceInfos().contains { $0.name == "bob" && $0.connected } }
+        // Bob keeps trying (sync resets his backoff) and is refused every time.
+        _ = try bob.await { engine, done in engine.startSync(SyncParams(wait: false), complete: done) }
+        try bob.wait("bob sees alice refuse him") { engine in
+            engine.peerStatuses().contains { $0.status == .blocked && ($0.lastError ?? "").contains("removed") }
+        }
+        #expect(!alice.run { $0.deviceInfos() }.contains { $0.name == "bob" && $0.connected })
+        // Removing this device itself is refused.
+        let selfID = alice.run { $0.identity.deviceID.description }
+        #expect(throws: RPCError.self) { try alice.run { try $0.devicesRemove(DeviceRemoveParams(device: selfID)) } }
+    }
+}

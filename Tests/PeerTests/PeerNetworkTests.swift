@@ -120,6 +120,27 @@ extension PeerNetwork.Event {
         #expect(serverLog.wait { $0.flatMap(\.receivedFrames).contains(.ping(7, VersionVector())) })
     }
 
+    @Test func aHalfHandshakeIsDroppedAfterTheTimeout() throws {
+        let serverLog = EventLog()
+        var configuration = PeerNetwork.Configuration()
+        configuration.handshakeTimeout = .milliseconds(300)
+        let keys = [household]
+        let server = try PeerNetwork(identity: .generate(), configuration: configuration, responderKeys: { keys }, events: { serverLog.append($0) })
+        defer { server.stop() }
+        let address = try server.listen(on: PeerAddress(host: "127.0.0.1", port: 0))
+        // Connect and say nothing: the server must give up on its own.
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var socketAddress = sockaddr_in()
+        socketAddress.sin_family = sa_family_t(AF_INET)
+        socketAddress.sin_port = address.port.bigEndian
+        socketAddress.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &socketAddress) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(serverLog.wait { $0.contains { ($0.closedReason ?? nil)?.contains("no completed handshake") == true } })
+    }
+
     @Test func dialingNothingReportsAClearReason() throws {
         let log = EventLog()
         let client = try makeNetwork(.generate(), keys: [], log: log)

@@ -268,7 +268,11 @@ final class Engine: @unchecked Sendable {
             persistPeer(link, error: reason)
         }
         if let target = link.target {
-            if link.session != nil && link.caughtUp {
+            if targets[target]?.blocked == true {
+                // Refused for a reason that retrying will not fix; keep that reason.
+                updateTarget(target) { $0.connection = nil }
+                connectWaitersFail(target: target, reason: targets[target]?.lastError ?? "refused", code: .pairingFailed)
+            } else if link.session != nil && link.caughtUp {
                 updateTarget(target) { $0.connection = nil; $0.retries = 0; $0.nextAttempt = Self.now() + DialTarget.backoff(retries: 0) }
             } else {
                 dialFailed(target, reason: reason ?? "connection closed")
