@@ -73,10 +73,22 @@ final class ChildProcess: Sendable {
         return exitStatus ?? -1
     }
 
-    /// SIGTERM, then SIGKILL if it has not exited after `grace`; reaps it.
+    /// SIGTERM, then SIGKILL if it has not exited after `grace`; reaps it. Blocks the calling
+    /// thread: for `defer` and `deinit`; tasks use `terminate`.
     func stop(grace: Duration = .seconds(10)) {
         signal(SIGTERM)
         waitForExit(timeout: grace)
+    }
+
+    /// `stop`, waited for on a thread of its own: the test's tasks share a cooperative pool as
+    /// small as the machine's core count, and a task blocked there starves every other test.
+    func terminate(grace: Duration = .seconds(10)) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                self.stop(grace: grace)
+                continuation.resume()
+            }
+        }
     }
 
     deinit {
@@ -85,8 +97,18 @@ final class ChildProcess: Sendable {
 
     // MARK: - Commands run to completion
 
-    /// Runs `command` to completion, feeding it `input`; kills it after `timeout`.
-    static func run(_ command: [String], input: String? = nil, timeout: Duration = .seconds(90)) throws -> CommandResult {
+    /// Runs `command` to completion, feeding it `input`; kills it after `timeout`. Waits on a
+    /// thread of its own, never on the cooperative pool (see `terminate`).
+    static func run(_ command: [String], input: String? = nil, timeout: Duration = .seconds(90)) async throws -> CommandResult {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try runBlocking(command, input: input, timeout: timeout) })
+            }
+        }
+    }
+
+    /// `run`, blocking the calling thread: for `defer` and for checks made before any test runs.
+    static func runBlocking(_ command: [String], input: String? = nil, timeout: Duration = .seconds(90)) throws -> CommandResult {
         let stdin = try channel(), stdout = try channel(), stderr = try channel()
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)

@@ -30,7 +30,7 @@ struct Lab: Sendable {
 
     private static func check(for suite: String) -> Bool {
         do {
-            try ChildProcess.run([script, "check"], timeout: .seconds(30)).check()
+            try ChildProcess.runBlocking([script, "check"], timeout: .seconds(30)).check()
             return true
         } catch let failure as CommandFailed {
             let reason = (failure.result.error + failure.result.output).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -45,14 +45,14 @@ struct Lab: Sendable {
     let hosts: Int
 
     /// Creates a lab whose name is unique to this process and call (`l<pid>n<serial>`).
-    static func up(hosts: Int) throws -> Lab {
+    static func up(hosts: Int) async throws -> Lab {
         let serial = counter.withLock { value in
             value += 1
             return value
         }
         let lab = Lab(name: "l\(getpid() % 100_000)n\(serial)", hosts: hosts)
         do {
-            try lab.netlab(["up", lab.name, String(hosts)])
+            try await lab.netlab(["up", lab.name, String(hosts)])
         } catch {
             lab.down()
             throw error
@@ -61,25 +61,26 @@ struct Lab: Sendable {
     }
 
     /// Kills everything in the lab's namespaces and deletes them; safe to call more than once.
+    /// Blocking, so that it can run in a `defer`.
     func down() {
-        _ = try? ChildProcess.run([Self.script, "down", name], timeout: .seconds(60))
+        _ = try? ChildProcess.runBlocking([Self.script, "down", name], timeout: .seconds(60))
     }
 
     /// Host `host`'s IPv4 address, as netlab assigns it.
-    func address(_ host: Int) throws -> String {
-        try netlab(["address", name, String(host)]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+    func address(_ host: Int) async throws -> String {
+        try await netlab(["address", name, String(host)]).output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Unplugs or replugs host `host`'s only interface.
-    func setLink(_ host: Int, up: Bool) throws {
-        try netlab(["link", name, String(host), up ? "up" : "down"])
+    func setLink(_ host: Int, up: Bool) async throws {
+        try await netlab(["link", name, String(host), up ? "up" : "down"])
     }
 
     /// Stops host `host`'s avahi-daemon (SIGTERM: it sends goodbye packets).
-    func stopAvahi(_ host: Int) throws { try netlab(["avahi-stop", name, String(host)]) }
+    func stopAvahi(_ host: Int) async throws { try await netlab(["avahi-stop", name, String(host)]) }
 
     /// Starts it again; returns once it logged "Server startup complete".
-    func startAvahi(_ host: Int) throws { try netlab(["avahi-start", name, String(host)]) }
+    func startAvahi(_ host: Int) async throws { try await netlab(["avahi-start", name, String(host)]) }
 
     /// `command` as run inside host `host`, on that host's D-Bus (`netlab exec`, which execs:
     /// the process started is, in the end, `command[0]` itself, with the same pid).
@@ -88,8 +89,8 @@ struct Lab: Sendable {
     }
 
     @discardableResult
-    private func netlab(_ arguments: [String]) throws -> CommandResult {
-        try ChildProcess.run([Self.script] + arguments, timeout: .seconds(60)).check()
+    private func netlab(_ arguments: [String]) async throws -> CommandResult {
+        try await ChildProcess.run([Self.script] + arguments, timeout: .seconds(60)).check()
     }
 }
 
@@ -112,19 +113,17 @@ struct LANTestFailure: Error, CustomStringConvertible {
 }
 
 /// Polls `condition` every 50 ms until it holds; throws saying `what` did not happen (and the
-/// last thing `seen` reports) after `timeout`. Never a blind sleep. Returns how long it took.
-@discardableResult
-func waitUntil(_ what: String, timeout: Duration = .seconds(60), seen: () -> String = { "" },
-               _ condition: () throws -> Bool) throws -> Duration {
+/// last thing `seen` reports) after `timeout`. Never a blind sleep.
+func waitUntil(_ what: String, timeout: Duration = .seconds(60), seen: () async -> String = { "" },
+               _ condition: () async throws -> Bool) async throws {
     let start = ContinuousClock.now
-    while try !condition() {
+    while try await !condition() {
         guard ContinuousClock.now - start < timeout else {
-            let detail = seen()
+            let detail = await seen()
             throw LANTestFailure("timed out after \(timeout) waiting until \(what)\(detail.isEmpty ? "" : "; saw:\n\(detail)")")
         }
-        usleep(50_000)
+        try await Task.sleep(for: .milliseconds(50))
     }
-    return ContinuousClock.now - start
 }
 
 extension Duration {

@@ -13,12 +13,12 @@ final class LabDaemon {
     let listen: String
     private var process: ChildProcess?
 
-    init(lab: Lab, host: Int, scratch: ScratchDirectory) throws {
+    init(lab: Lab, host: Int, scratch: ScratchDirectory) async throws {
         self.lab = lab
         self.host = host
         name = "host\(host)"
         directory = scratch.path + "/" + name
-        listen = try lab.address(host) + ":7479"
+        listen = try await lab.address(host) + ":7479"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
     }
 
@@ -27,35 +27,42 @@ final class LabDaemon {
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     /// Starts notesd in the host and waits until it answers `status`.
-    func start() throws {
+    func start() async throws {
         let command = lab.inside(host, [
             builtProduct("notesd"), "--data-dir", directory, "--socket", socket, "--listen", listen,
             "--name", name, "--log-level", "debug",
         ])
         let process = try ChildProcess.background(command, logPath: logPath)
         self.process = process
-        try waitUntil("\(name)'s notesd answers status", timeout: .seconds(30), seen: { self.logTail }) {
+        try await waitUntil("\(name)'s notesd answers status", timeout: .seconds(30), seen: { self.logTail }) {
             if let status = process.exitStatus { throw LANTestFailure("\(name)'s notesd exited \(status):\n\(logTail)") }
-            return (try? ctl(["status"]))?.status == 0
+            return (try? await ctl(["status"]))?.status == 0
         }
     }
 
     /// SIGTERM (a clean shutdown: sessions closed, the service withdrawn), then waits for it.
-    func stop() {
+    func stop() async {
+        let running = process
+        process = nil
+        await running?.terminate()
+    }
+
+    /// `stop`, blocking the calling thread: for `defer`.
+    func stopNow() {
         process?.stop()
         process = nil
     }
 
     /// `notesctl --socket SOCKET ARGUMENTS…` inside the host.
     @discardableResult
-    func ctl(_ arguments: [String], input: String? = nil) throws -> CommandResult {
-        try ChildProcess.run(lab.inside(host, [builtProduct("notesctl"), "--socket", socket] + arguments), input: input)
+    func ctl(_ arguments: [String], input: String? = nil) async throws -> CommandResult {
+        try await ChildProcess.run(lab.inside(host, [builtProduct("notesctl"), "--socket", socket] + arguments), input: input)
     }
 
     /// `notesctl … --json`, decoded as the Control type notesctl printed; throws with
     /// notesctl's message when it fails.
-    func call<Result: Decodable>(_ type: Result.Type, _ arguments: [String], input: String? = nil) throws -> Result {
-        let result = try ctl(arguments + ["--json"], input: input).check()
+    func call<Result: Decodable>(_ type: Result.Type, _ arguments: [String], input: String? = nil) async throws -> Result {
+        let result = try await ctl(arguments + ["--json"], input: input).check()
         do {
             return try ControlJSON.decoder().decode(Result.self, from: Data(result.output.utf8))
         } catch {
@@ -63,35 +70,37 @@ final class LabDaemon {
         }
     }
 
-    func status() throws -> StatusResult { try call(StatusResult.self, ["status"]) }
+    func status() async throws -> StatusResult { try await call(StatusResult.self, ["status"]) }
 
     /// The names of the devices this daemon has a live session with.
-    func connectedPeers() throws -> Set<String> {
-        Set(try status().peers.filter(\.connected).compactMap(\.name))
+    func connectedPeers() async throws -> Set<String> {
+        Set(try await status().peers.filter(\.connected).compactMap(\.name))
     }
 
     /// Asks every peer to sync and waits (bounded) until the connected ones are caught up;
     /// a timeout is not an error here, only a hint to poll again.
-    func nudge(timeoutSeconds: Int = 5) throws {
-        try ctl(["sync", "--wait", "--timeout", String(timeoutSeconds)])
+    func nudge(timeoutSeconds: Int = 5) async throws {
+        try await ctl(["sync", "--wait", "--timeout", String(timeoutSeconds)])
     }
 
     /// Every note, Trash included, as `id|title|trashed|conflictOf|html body`, sorted: equal
     /// on devices that have converged.
-    func library() throws -> [String] {
-        let notes = try call([NoteSummary].self, ["ls"]) + call([NoteSummary].self, ["ls", "--trash"])
-        return try notes.map { note in
-            let document = try call(NoteDocument.self, ["show", note.id, "--html"])
-            return "\(note.id)|\(note.title)|\(note.trashed)|\(note.conflictOf ?? "-")|\(document.body)"
-        }.sorted()
+    func library() async throws -> [String] {
+        let notes = try await call([NoteSummary].self, ["ls"]) + call([NoteSummary].self, ["ls", "--trash"])
+        var entries: [String] = []
+        for note in notes {
+            let document = try await call(NoteDocument.self, ["show", note.id, "--html"])
+            entries.append("\(note.id)|\(note.title)|\(note.trashed)|\(note.conflictOf ?? "-")|\(document.body)")
+        }
+        return entries.sorted()
     }
 
-    func body(of note: String) throws -> String { try call(NoteDocument.self, ["show", note, "--html"]).body }
+    func body(of note: String) async throws -> String { try await call(NoteDocument.self, ["show", note, "--html"]).body }
 
-    func conflictCopies() throws -> [NoteSummary] { try call([NoteSummary].self, ["conflicts"]) }
+    func conflictCopies() async throws -> [NoteSummary] { try await call([NoteSummary].self, ["conflicts"]) }
 
     /// The last lines of the log, for failure messages.
     var logTail: String { log.split(separator: "\n").suffix(25).map { "  \(name) | \($0)" }.joined(separator: "\n") }
 
-    deinit { stop() }
+    deinit { stopNow() }
 }
