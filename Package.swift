@@ -46,6 +46,8 @@ let package = Package(
         .testTarget(name: "NotesdTests", dependencies: ["notesd", "Control", "Peer", "Merge"]),
         // Real notesd processes on loopback, driven only through notesctl.
         .testTarget(name: "EndToEndTests", dependencies: ["notesd", "notesctl", "Control"]),
+        // The real LAN (DESIGN §10): notesd in netlab namespaces with their own Avahi; root only.
+        .testTarget(name: "LANTests", dependencies: ["notesd", "notesctl", "Control"]),
         // The deterministic fault simulation (DESIGN §10): many replicas, one seed.
         .testTarget(name: "SimulationTests", dependencies: ["Peer", "Merge"]),
     ],
