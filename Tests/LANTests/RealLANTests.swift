@@ -1,6 +1,7 @@
 import Control
 import Foundation
 import Testing
+import TestSupport
 
 /// The real-LAN proof (DESIGN §10): three `notesd` processes, each in its own network
 /// namespace with its own D-Bus and avahi-daemon (`scripts/netlab`), **no static peers**:

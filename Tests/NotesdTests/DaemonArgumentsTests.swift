@@ -1,6 +1,7 @@
 import Control
 import Testing
 @testable import notesd
+import TestSupport
 
 @Suite struct DaemonArgumentsTests {
     /// A login shell's environment: HOME, no systemd, no XDG overrides.

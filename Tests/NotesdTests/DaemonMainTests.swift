@@ -6,6 +6,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import notesd
+import TestSupport
 
 /// Plays the daemon's core for the lifecycle tests.
 final class FakeEngine: DaemonEngine {

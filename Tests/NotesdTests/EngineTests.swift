@@ -5,6 +5,7 @@ import Peer
 import Synchronization
 import Testing
 @testable import notesd
+import TestSupport
 
 /// An engine on loopback with its own data directory, driven the way the control handler does.
 final class TestDevice {
@@ -56,7 +57,11 @@ final class TestDevice {
 }
 
 @Suite(.serialized) struct EngineTests {
-    @Test func pairingThroughInviteAndJoinThenNotesFlowBothWays() throws {
+    @Test func pairingThroughInviteAndJoinThenNotesFlowBothWays() async throws {
+        try await offThePool { try self.blockingPairingThroughInviteAndJoinThenNotesFlowBothWays() }
+    }
+
+    func blockingPairingThroughInviteAndJoinThenNotesFlowBothWays() throws {
         let alice = try TestDevice(name: "alice")
         let bob = try TestDevice(name: "bob")
         let code = try alice.run { try $0.invite().code }
@@ -72,7 +77,11 @@ final class TestDevice {
         #expect(alice.run { $0.deviceInfos() }.contains { $0.name == "bob" && $0.connected })
     }
 
-    @Test func aReusedInviteCodeIsRefusedClearly() throws {
+    @Test func aReusedInviteCodeIsRefusedClearly() async throws {
+        try await offThePool { try self.blockingAReusedInviteCodeIsRefusedClearly() }
+    }
+
+    func blockingAReusedInviteCodeIsRefusedClearly() throws {
         let alice = try TestDevice(name: "alice")
         let bob = try TestDevice(name: "bob")
         let carol = try TestDevice(name: "carol")
@@ -85,7 +94,11 @@ final class TestDevice {
         }
     }
 
-    @Test func aWrongInviteCodeFailsWithPairingFailed() throws {
+    @Test func aWrongInviteCodeFailsWithPairingFailed() async throws {
+        try await offThePool { try self.blockingAWrongInviteCodeFailsWithPairingFailed() }
+    }
+
+    func blockingAWrongInviteCodeFailsWithPairingFailed() throws {
         let alice = try TestDevice(name: "alice")
         let bob = try TestDevice(name: "bob")
         let wrong = InviteCode.generate().description
@@ -101,7 +114,11 @@ final class TestDevice {
         }
     }
 
-    @Test func aDeviceNotOnTheRosterIsRefusedAndBlocked() throws {
+    @Test func aDeviceNotOnTheRosterIsRefusedAndBlocked() async throws {
+        try await offThePool { try self.blockingADeviceNotOnTheRosterIsRefusedAndBlocked() }
+    }
+
+    func blockingADeviceNotOnTheRosterIsRefusedAndBlocked() throws {
         let alice = try TestDevice(name: "alice")
         let stranger = try TestDevice(name: "stranger")
         // Same household key, but never admitted to the roster.
@@ -115,7 +132,11 @@ final class TestDevice {
 }
 
 @Suite(.serialized) struct RevocationTests {
-    @Test func aRevokedDeviceIsDisconnectedAndRefusedFromThenOn() throws {
+    @Test func aRevokedDeviceIsDisconnectedAndRefusedFromThenOn() async throws {
+        try await offThePool { try self.blockingARevokedDeviceIsDisconnectedAndRefusedFromThenOn() }
+    }
+
+    func blockingARevokedDeviceIsDisconnectedAndRefusedFromThenOn() throws {
         let alice = try TestDevice(name: "alice")
         let bob = try TestDevice(name: "bob")
         let code = try alice.run { try $0.invite().code }

@@ -1,5 +1,6 @@
 import Merge
 @testable import Peer
+import TestSupport
 
 typealias ChannelTestRandom = SplitMix64
 

@@ -3,6 +3,7 @@ import Merge
 import Synchronization
 import Testing
 @testable import Peer
+import TestSupport
 
 /// Collects network events from the network thread; tests wait on conditions, not time.
 final class EventLog: Sendable {
@@ -55,7 +56,11 @@ extension PeerNetwork.Event {
         try PeerNetwork(identity: identity, responderKeys: { keys }, events: { log.append($0) })
     }
 
-    @Test func twoDevicesConnectAndExchangeFrames() throws {
+    @Test func twoDevicesConnectAndExchangeFrames() async throws {
+        try await offThePool { try self.blockingTwoDevicesConnectAndExchangeFrames() }
+    }
+
+    func blockingTwoDevicesConnectAndExchangeFrames() throws {
         let serverLog = EventLog(), clientLog = EventLog()
         let serverIdentity = DeviceIdentity.generate(), clientIdentity = DeviceIdentity.generate()
         let server = try makeNetwork(serverIdentity, keys: [household], log: serverLog)
@@ -74,7 +79,11 @@ extension PeerNetwork.Event {
         #expect(serverLog.wait { $0.contains { $0.closedReason != nil } })
     }
 
-    @Test func aDeviceWithAnotherHouseholdKeyIsRefusedAtTheFirstMessage() throws {
+    @Test func aDeviceWithAnotherHouseholdKeyIsRefusedAtTheFirstMessage() async throws {
+        try await offThePool { try self.blockingADeviceWithAnotherHouseholdKeyIsRefusedAtTheFirstMessage() }
+    }
+
+    func blockingADeviceWithAnotherHouseholdKeyIsRefusedAtTheFirstMessage() throws {
         let serverLog = EventLog(), clientLog = EventLog()
         let server = try makeNetwork(.generate(), keys: [household], log: serverLog)
         let client = try makeNetwork(.generate(), keys: [], log: clientLog)
@@ -87,7 +96,11 @@ extension PeerNetwork.Event {
         #expect(!clientLog.all.contains { $0.establishedPeer != nil })
     }
 
-    @Test func garbageAndOversizedLengthsCloseOnlyThatConnection() throws {
+    @Test func garbageAndOversizedLengthsCloseOnlyThatConnection() async throws {
+        try await offThePool { try self.blockingGarbageAndOversizedLengthsCloseOnlyThatConnection() }
+    }
+
+    func blockingGarbageAndOversizedLengthsCloseOnlyThatConnection() throws {
         let serverLog = EventLog(), clientLog = EventLog()
         let server = try makeNetwork(.generate(), keys: [household], log: serverLog)
         let client = try makeNetwork(.generate(), keys: [household], log: clientLog)
@@ -120,7 +133,11 @@ extension PeerNetwork.Event {
         #expect(serverLog.wait { $0.flatMap(\.receivedFrames).contains(.ping(7, VersionVector())) })
     }
 
-    @Test func aHalfHandshakeIsDroppedAfterTheTimeout() throws {
+    @Test func aHalfHandshakeIsDroppedAfterTheTimeout() async throws {
+        try await offThePool { try self.blockingAHalfHandshakeIsDroppedAfterTheTimeout() }
+    }
+
+    func blockingAHalfHandshakeIsDroppedAfterTheTimeout() throws {
         let serverLog = EventLog()
         var configuration = PeerNetwork.Configuration()
         configuration.handshakeTimeout = .milliseconds(300)
@@ -141,7 +158,11 @@ extension PeerNetwork.Event {
         #expect(serverLog.wait { $0.contains { ($0.closedReason ?? nil)?.contains("no completed handshake") == true } })
     }
 
-    @Test func dialingNothingReportsAClearReason() throws {
+    @Test func dialingNothingReportsAClearReason() async throws {
+        try await offThePool { try self.blockingDialingNothingReportsAClearReason() }
+    }
+
+    func blockingDialingNothingReportsAClearReason() throws {
         let log = EventLog()
         let client = try makeNetwork(.generate(), keys: [], log: log)
         defer { client.stop() }
@@ -150,7 +171,11 @@ extension PeerNetwork.Event {
         #expect(log.wait { $0.contains { ($0.closedReason ?? nil)?.contains("cannot connect") == true } })
     }
 
-    @Test func aBoundAddressReportsThePortTheKernelChose() throws {
+    @Test func aBoundAddressReportsThePortTheKernelChose() async throws {
+        try await offThePool { try self.blockingABoundAddressReportsThePortTheKernelChose() }
+    }
+
+    func blockingABoundAddressReportsThePortTheKernelChose() throws {
         let network = try makeNetwork(.generate(), keys: [household], log: EventLog())
         defer { network.stop() }
         let bound = try network.listen(on: PeerAddress(host: "127.0.0.1", port: 0))

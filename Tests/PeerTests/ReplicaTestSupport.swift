@@ -1,20 +1,7 @@
 import Foundation
 import Merge
 @testable import Peer
-
-/// A temporary directory removed when the value goes away.
-final class TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("notesd-test-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    func file(_ name: String) -> String { path + "/" + name }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
+import TestSupport
 
 /// A deterministic byte source for replica ids and record ids.
 enum SeededBytes {

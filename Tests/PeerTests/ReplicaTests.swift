@@ -2,6 +2,7 @@ import Foundation
 import Merge
 import Testing
 @testable import Peer
+import TestSupport
 
 @Suite struct ReplicaLocalTests {
     @Test func createdNoteSurvivesReopening() throws {

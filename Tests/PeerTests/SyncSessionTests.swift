@@ -2,6 +2,7 @@ import Foundation
 import Merge
 import Testing
 @testable import Peer
+import TestSupport
 
 /// Two sessions wired in memory ("the dance"): every frame goes through the codec, and the
 /// test decides which frames arrive.

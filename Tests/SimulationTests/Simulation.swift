@@ -1,6 +1,7 @@
 import Foundation
 import Merge
 @testable import Peer
+import TestSupport
 
 /// One seeded stream drives everything in a simulation run.
 struct SimRandom {

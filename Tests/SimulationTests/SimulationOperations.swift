@@ -1,6 +1,7 @@
 import Foundation
 import Merge
 @testable import Peer
+import TestSupport
 
 /// What simulated users do: every paragraph, checklist item and title carries a unique token,
 /// so the end check can prove that no text was lost.

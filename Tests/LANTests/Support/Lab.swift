@@ -1,20 +1,6 @@
 import Foundation
+import TestSupport
 import Synchronization
-
-/// The package checkout, found from this file's path.
-let packageRoot: String = {
-    var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
-        directory.deleteLastPathComponent()
-    }
-    return directory.path
-}()
-
-/// A binary `swift build` put next to this test bundle (`notesd`, `notesctl`).
-func builtProduct(_ name: String) -> String {
-    URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        .deletingLastPathComponent().appendingPathComponent(name).path
-}
 
 /// A private LAN made by `scripts/netlab` (docs/discovery.md): hosts 1…N, each a network
 /// namespace with its own D-Bus and avahi-daemon, joined by a bridge in a namespace of its

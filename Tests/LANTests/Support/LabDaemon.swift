@@ -1,5 +1,6 @@
 import Control
 import Foundation
+import TestSupport
 
 /// One `notesd` running inside a lab host with no static peers, driven by `notesctl` run
 /// inside the same host. Its data directory, control socket and log are under the test's

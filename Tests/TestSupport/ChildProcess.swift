@@ -7,13 +7,13 @@ import Synchronization
 /// `waitUntilExit` was seen never returning (docs/discovery.md; Tests/DiscoveryTests has the
 /// same approach). Every pipe end is created close-on-exec, so a child started concurrently by
 /// another test never inherits it and keeps a reader from seeing end of file.
-final class ChildProcess: Sendable {
-    let pid: pid_t
+public final class ChildProcess: Sendable {
+    public let pid: pid_t
     private let status = Mutex<Int32?>(nil)
 
     /// Variables a child must not inherit from whatever runs the tests: systemd's (a daemon
     /// would take the runner's notify socket or sockets for its own) and notesd's default socket.
-    static let environment: [String: String] = ProcessInfo.processInfo.environment.filter { name, _ in
+    public static let environment: [String: String] = ProcessInfo.processInfo.environment.filter { name, _ in
         !["NOTIFY_SOCKET", "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID",
           "JOURNAL_STREAM", "NOTESD_SOCKET", "RUNTIME_DIRECTORY", "STATE_DIRECTORY"].contains(name)
     }
@@ -31,7 +31,7 @@ final class ChildProcess: Sendable {
     }
 
     /// Starts a long-running `command` with no input and both outputs appended to `logPath`.
-    static func background(_ command: [String], logPath: String) throws -> ChildProcess {
+    public static func background(_ command: [String], logPath: String) throws -> ChildProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -43,7 +43,7 @@ final class ChildProcess: Sendable {
 
     /// The exit status once the child has exited (reaping it), else `nil`. A child killed by a
     /// signal reports 128 + the signal number, like a shell.
-    var exitStatus: Int32? {
+    public var exitStatus: Int32? {
         status.withLock { status in
             if status == nil {
                 var raw: Int32 = 0
@@ -56,7 +56,7 @@ final class ChildProcess: Sendable {
     }
 
     /// Sends `signal` unless the child has already been reaped (its pid could be reused).
-    func signal(_ signal: Int32) {
+    public func signal(_ signal: Int32) {
         status.withLock { status in
             if status == nil { kill(pid, signal) }
         }
@@ -64,7 +64,7 @@ final class ChildProcess: Sendable {
 
     /// Waits (bounded polling) for the child to exit; SIGKILLs it at the deadline.
     @discardableResult
-    func waitForExit(timeout: Duration) -> Int32 {
+    public func waitForExit(timeout: Duration) -> Int32 {
         let deadline = ContinuousClock.now + timeout
         while exitStatus == nil {
             if ContinuousClock.now >= deadline { signal(SIGKILL) }
@@ -75,14 +75,14 @@ final class ChildProcess: Sendable {
 
     /// SIGTERM, then SIGKILL if it has not exited after `grace`; reaps it. Blocks the calling
     /// thread: for `defer` and `deinit`; tasks use `terminate`.
-    func stop(grace: Duration = .seconds(10)) {
+    public func stop(grace: Duration = .seconds(10)) {
         signal(SIGTERM)
         waitForExit(timeout: grace)
     }
 
     /// `stop`, waited for on a thread of its own: the test's tasks share a cooperative pool as
     /// small as the machine's core count, and a task blocked there starves every other test.
-    func terminate(grace: Duration = .seconds(10)) async {
+    public func terminate(grace: Duration = .seconds(10)) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             Thread.detachNewThread {
                 self.stop(grace: grace)
@@ -99,7 +99,7 @@ final class ChildProcess: Sendable {
 
     /// Runs `command` to completion, feeding it `input`; kills it after `timeout`. Waits on a
     /// thread of its own, never on the cooperative pool (see `terminate`).
-    static func run(_ command: [String], input: String? = nil, timeout: Duration = .seconds(90)) async throws -> CommandResult {
+    public static func run(_ command: [String], input: String? = nil, timeout: Duration = .seconds(90)) async throws -> CommandResult {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 continuation.resume(with: Result { try runBlocking(command, input: input, timeout: timeout) })
@@ -108,7 +108,7 @@ final class ChildProcess: Sendable {
     }
 
     /// `run`, blocking the calling thread: for `defer` and for checks made before any test runs.
-    static func runBlocking(_ command: [String], input: String? = nil, timeout: Duration = .seconds(90)) throws -> CommandResult {
+    public static func runBlocking(_ command: [String], input: String? = nil, timeout: Duration = .seconds(90)) throws -> CommandResult {
         let stdin = try channel(), stdout = try channel(), stderr = try channel()
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -192,29 +192,29 @@ private final class Collected: Sendable {
     }
 }
 
-struct CommandResult: Sendable {
-    let command: [String]
-    let status: Int32
-    let output: String
-    let error: String
+public struct CommandResult: Sendable {
+    public let command: [String]
+    public let status: Int32
+    public let output: String
+    public let error: String
 
     /// Throws unless the command exited 0.
     @discardableResult
-    func check() throws -> CommandResult {
+    public func check() throws -> CommandResult {
         guard status == 0 else { throw CommandFailed(result: self) }
         return self
     }
 }
 
-struct CommandFailed: Error, CustomStringConvertible {
-    let result: CommandResult
-    var description: String {
+public struct CommandFailed: Error, CustomStringConvertible {
+    public let result: CommandResult
+    public var description: String {
         "\(result.command.joined(separator: " ")) exited \(result.status):\n\(result.error)\(result.output)"
     }
 }
 
-struct SpawnFailed: Error, CustomStringConvertible {
-    let command: [String]
-    let code: Int32
-    var description: String { "cannot start \(command[0]): \(String(cString: strerror(code)))" }
+public struct SpawnFailed: Error, CustomStringConvertible {
+    public let command: [String]
+    public let code: Int32
+    public var description: String { "cannot start \(command[0]): \(String(cString: strerror(code)))" }
 }
