@@ -153,6 +153,11 @@ final class Simulation {
 
     static func key(_ a: Int, _ b: Int) -> String { "\(min(a, b))-\(max(a, b))" }
 
+    /// The links in a fixed order. Dictionary order changes from one process to the next
+    /// (Swift seeds its hashing per process), so iterating `links` directly would make a seed
+    /// replay differently.
+    var orderedLinks: [(key: String, value: Link)] { links.sorted { $0.key < $1.key } }
+
     func connectMissingLinks() {
         for a in nodes.indices {
             for b in nodes.indices where a < b {
@@ -205,7 +210,7 @@ final class Simulation {
     /// A replica committed something: every other session it has pushes it at once.
     func notifyLocalChange(_ node: Node, except: String? = nil) {
         guard let store = node.replica else { return }
-        for (key, link) in links where key != except && (link.a == node.index || link.b == node.index) {
+        for (key, link) in orderedLinks where key != except && (link.a == node.index || link.b == node.index) {
             if link.a == node.index {
                 let output = link.sessionA.localChange(store: store, now: localTime(node))
                 handle(output, link: link, at: link.a)
@@ -220,7 +225,7 @@ final class Simulation {
     func deliverDue() throws {
         while true {
             var best: (link: Link, toA: Bool, index: Int, message: Message)?
-            for link in links.values {
+            for (_, link) in orderedLinks {
                 for (index, message) in link.toA.enumerated() where message.deliverAt <= now {
                     if best == nil || (message.deliverAt, message.order) < (best!.message.deliverAt, best!.message.order) {
                         best = (link, true, index, message)
@@ -252,7 +257,7 @@ final class Simulation {
             handle(output, link: next.link, at: nodeIndex)
             handleCrashRequests()
         }
-        for link in Array(links.values) {
+        for (_, link) in orderedLinks {
             for side in [link.a, link.b] {
                 guard links[Self.key(link.a, link.b)] === link, let store = nodes[side].replica else { continue }
                 let time = localTime(nodes[side])
