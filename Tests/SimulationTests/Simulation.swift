@@ -384,12 +384,13 @@ final class Simulation {
         guard lost.isEmpty else {
             throw failure("lost text: \(lost.sorted().prefix(10).joined(separator: ", ")) (\(lost.count) tokens)")
         }
-        // No duplicate conflict copies: one copy per losing version.
+        // No duplicate conflict copies: one copy per losing version (same title and the same
+        // blocks, checklist state included; two copies that differ only in a tick are two versions).
         var seen = Set<String>()
         for trashed in [false, true] {
             for copy in try library.listNotes(NoteFilter(trashed: trashed, conflictCopies: true)) {
                 let note = try library.note(copy.id)!
-                let key = "\(copy.conflictOf!)|\(note.title)|\(note.body.map(\.text).joined(separator: "|"))"
+                let key = "\(copy.conflictOf!)|\(note.title)|\(note.body.map { Hex.encode($0.encoded()) }.joined(separator: "|"))"
                 guard seen.insert(key).inserted else { throw failure("duplicate conflict copy of \(copy.conflictOf!): \(note.title)") }
             }
         }
