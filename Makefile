@@ -29,9 +29,17 @@ run: build
 test: test-deps
 	scripts/run-tests
 
+# The units name the binary by its installed path, without DESTDIR (which is only where the
+# files are put now); docs/systemd.md says how to enable them.
+UNITS := systemd/user/notesd.service systemd/user/notesd.socket systemd/system/notesd@.service
+
 install: build
-	install -d $(BINDIR)
+	install -d $(BINDIR) $(UNITDIR)/user $(UNITDIR)/system
 	install -m 755 $(RELEASE)/notesd $(RELEASE)/notesctl $(BINDIR)/
+	for unit in $(UNITS); do \
+	    target=$(UNITDIR)/$${unit#systemd/}; \
+	    sed 's|@BINDIR@|$(PREFIX)/bin|g' $$unit >$$target && chmod 644 $$target || exit 1; \
+	done
 
 clean:
 	rm -rf .build

@@ -38,16 +38,21 @@ let package = Package(
         // Test tool: runs AvahiDiscovery inside a netlab namespace and prints its events as JSON.
         .executableTarget(name: "discovery-probe", dependencies: ["Discovery"]),
 
+        // Helpers shared by the test targets (child processes, temporary directories).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+
         .testTarget(name: "MergeTests", dependencies: ["Merge"]),
         .testTarget(name: "ControlTests", dependencies: ["Control", "notesctl"]),
-        .testTarget(name: "PeerTests", dependencies: ["Peer", "Merge", "CSodium", "CSQLite"]),
-        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery"]),
+        .testTarget(name: "PeerTests", dependencies: ["Peer", "Merge", "CSodium", "CSQLite", "TestSupport", "notes-testkit"]),
+        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Merge"]),
         // The daemon: process shell, control server, engine (test targets may use executables).
-        .testTarget(name: "NotesdTests", dependencies: ["notesd", "Control", "Peer", "Merge"]),
+        .testTarget(name: "NotesdTests", dependencies: ["notesd", "Control", "Peer", "Merge", "TestSupport"]),
         // Real notesd processes on loopback, driven only through notesctl.
-        .testTarget(name: "EndToEndTests", dependencies: ["notesd", "notesctl", "Control"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["notesd", "notesctl", "Control", "TestSupport"]),
+        // The real LAN (DESIGN §10): notesd in netlab namespaces with their own Avahi; root only.
+        .testTarget(name: "LANTests", dependencies: ["notesd", "notesctl", "Control", "TestSupport"]),
         // The deterministic fault simulation (DESIGN §10): many replicas, one seed.
-        .testTarget(name: "SimulationTests", dependencies: ["Peer", "Merge"]),
+        .testTarget(name: "SimulationTests", dependencies: ["Peer", "Merge", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -12,12 +12,15 @@ set -eu
 cd "$(dirname "$0")/.."
 
 # Every target, one per line: its name, then the Swift sources it compiles (globs relative to
-# the repository root). Sources must form one module, so they cannot `import` each other's
-# modules; add a target here and a harness under fuzz/targets/ to fuzz something new.
-TARGETS='
+# the repository root) into one module. The Merge module is built first (instrumented, as a
+# static library), so sources may `import Merge`; add a target here and a harness under
+# fuzz/targets/ to fuzz something new.
+SYNC_SOURCES='Sources/Peer/Sync/Frame.swift Sources/Peer/Sync/EntryPayload.swift Sources/Peer/Store/Revision.swift Sources/Peer/Store/Versioning.swift'
+TARGETS="
 handshake  fuzz/targets/handshake.swift fuzz/targets/FuzzSupport.swift Sources/Peer/Channel/*.swift
 transport  fuzz/targets/transport.swift fuzz/targets/FuzzSupport.swift Sources/Peer/Channel/*.swift
-'
+frames     fuzz/targets/frames.swift fuzz/targets/FuzzSupport.swift Sources/Peer/Channel/Sodium.swift $SYNC_SOURCES
+"
 
 SWIFTC=${SWIFTC:-swiftc}
 write_seeds=no
@@ -25,7 +28,14 @@ if [ "${1:-}" = "--seeds" ]; then write_seeds=yes; shift; fi
 wanted="$*"
 [ -n "$wanted" ] || wanted=$(echo "$TARGETS" | awk 'NF { print $1 }')
 
-mkdir -p fuzz/out
+mkdir -p fuzz/out/modules
+if [ ! -f fuzz/out/libMerge.a ] || [ -n "$(find Sources/Merge -name '*.swift' -newer fuzz/out/libMerge.a)" ]; then
+    echo "== building fuzz/out/libMerge.a"
+    # shellcheck disable=SC2046 # the file list is meant to split
+    "$SWIFTC" -swift-version 6 -parse-as-library -sanitize=fuzzer,address -O -g -emit-library -static -emit-module \
+        -module-name Merge -emit-module-path fuzz/out/modules/Merge.swiftmodule -o fuzz/out/libMerge.a \
+        $(find Sources/Merge -name '*.swift' | sort)
+fi
 for target in $wanted; do
     sources=$(echo "$TARGETS" | awk -v name="$target" '$1 == name { $1 = ""; print }')
     if [ -z "$sources" ]; then
@@ -35,7 +45,7 @@ for target in $wanted; do
     echo "== building fuzz/out/$target"
     # shellcheck disable=SC2086 # the source list is meant to split and glob
     "$SWIFTC" -swift-version 6 -parse-as-library -sanitize=fuzzer,address -O -g \
-        -use-ld=lld -module-name NotesdFuzz -I Sources/CSodium -lsodium \
+        -use-ld=lld -module-name NotesdFuzz -I Sources/CSodium -I fuzz/out/modules -lsodium fuzz/out/libMerge.a \
         -o "fuzz/out/$target" $sources
     if [ "$write_seeds" = yes ]; then
         rm -rf "fuzz/corpus/$target" && mkdir -p "fuzz/corpus/$target"

@@ -21,7 +21,7 @@ guard arguments.first == "replica-writer", arguments.count == 4, let seed = UInt
     fail("usage: notes-testkit replica-writer DB SEED COUNT")
 }
 
-var generator = SplitMix(seed: seed)
+var generator = SplitMix64(seed: seed)
 let replica: Replica
 do {
     replica = try Replica(path: arguments[1])
@@ -53,14 +53,3 @@ for step in 0..<count {
     }
 }
 
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

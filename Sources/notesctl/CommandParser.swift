@@ -272,7 +272,7 @@ struct CommandArguments {
     }
 
     private func checkAddress(_ address: String) throws(UsageError) {
-        guard HostPort.isValid(address) else { throw usage("\"\(address)\" is not HOST:PORT (IPv6 as [ADDR]:PORT)") }
+        guard case .success = HostPort.parse(address, allowsPortZero: false) else { throw usage("\"\(address)\" is not HOST:PORT (IPv6 as [ADDR]:PORT)") }
     }
 
     private mutating func parseEdit() throws(UsageError) -> Command {
@@ -334,14 +334,3 @@ struct CommandArguments {
     }
 }
 
-/// `host:port` as notesd takes it: a host name, IPv4 address or bracketed IPv6 address
-/// (zone allowed), and a port 1–65535. Checked here so typos are usage errors.
-enum HostPort {
-    static func isValid(_ text: String) -> Bool {
-        guard let colon = text.lastIndex(of: ":") else { return false }
-        let host = text[..<colon], port = text[text.index(after: colon)...]
-        guard let number = Int(port), (1...65535).contains(number), port.allSatisfy({ $0.isASCII && $0.isNumber }) else { return false }
-        if host.hasPrefix("[") { return host.hasSuffix("]") && host.count > 2 && !host.dropFirst().dropLast().contains(where: { "[]/".contains($0) }) }
-        return !host.isEmpty && !host.contains(":") && !host.contains(where: { $0.isWhitespace || $0 == "/" })
-    }
-}

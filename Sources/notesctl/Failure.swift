@@ -36,6 +36,9 @@ struct CLIFailure: Error, CustomStringConvertible {
     /// The one line for a failed control call.
     init(_ error: ControlClientError) {
         switch error {
+        case .daemonUnreachable(_, let reason) where reason.hasPrefix("permission denied"):
+            // Starting a daemon will not help: this socket is another user's.
+            self.init("\(error). Use your own notesd's socket (--socket or $NOTESD_SOCKET).", status: .unreachable)
         case .daemonUnreachable:
             self.init("\(error). \(Self.startHint)", status: .unreachable)
         case .server(let rpc):

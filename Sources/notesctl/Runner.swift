@@ -302,8 +302,9 @@ final class Runner {
 enum Output {
     static func line(_ text: String) { print(text) }
 
-    /// Exactly `text`, no newline added (`show --html > file`).
-    static func raw(_ text: String) { print(text, terminator: "") }
+    /// Exactly `text` when redirected (`show --html > file` round-trips); on a terminal, with a
+    /// final newline so the prompt does not land on the last line.
+    static func raw(_ text: String) { print(text, terminator: isatty(STDOUT_FILENO) == 1 && !text.hasSuffix("\n") ? "\n" : "") }
 
     /// `fflush(nil)` flushes stdout (Swift's `print` buffers it) without naming the global.
     static func flush() { fflush(nil) }

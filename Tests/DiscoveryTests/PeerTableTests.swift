@@ -1,3 +1,4 @@
+import Merge
 import Testing
 @testable import Discovery
 
@@ -156,16 +157,7 @@ private func resolution(_ address: String, id: String? = "PEER", port: UInt16 = 
     }
 }
 
-/// A small seeded generator (SplitMix64) so a failing seed replays exactly.
-struct SplitMix64 {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next(_ upperBound: Int) -> Int {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return Int((z ^ (z >> 31)) % UInt64(upperBound))
-    }
+extension SplitMix64 {
+    /// A number in `0..<upperBound`.
+    mutating func next(_ upperBound: Int) -> Int { Int(next() % UInt64(upperBound)) }
 }

@@ -1,6 +1,7 @@
 import Control
 import Foundation
 import Testing
+import TestSupport
 
 /// Bad input on the control socket gets a JSON error or a closed connection, and the daemon
 /// keeps serving everyone else.
@@ -20,7 +21,11 @@ import Testing
 
     func errorCode(_ message: [String: Any]) -> Int? { (message["error"] as? [String: Any])?["code"] as? Int }
 
-    @Test func garbageUnknownMethodsBadParamsAndHugeLinesAreAnsweredAndTheDaemonKeepsServing() throws {
+    @Test func garbageUnknownMethodsBadParamsAndHugeLinesAreAnsweredAndTheDaemonKeepsServing() async throws {
+        try await offThePool { try badInput() }
+    }
+
+    func badInput() throws {
         let scratch = try Scratch()
         let daemon = try Daemon(name: "solo", root: scratch.path)
         try daemon.start()
@@ -60,7 +65,11 @@ import Testing
         #expect(stillThere["result"] != nil)
     }
 
-    @Test func usageErrorsAndAMissingDaemonUseTheDocumentedExitCodes() throws {
+    @Test func usageErrorsAndAMissingDaemonUseTheDocumentedExitCodes() async throws {
+        try await offThePool { try exitCodes() }
+    }
+
+    func exitCodes() throws {
         let scratch = try Scratch()
         let daemon = try Daemon(name: "absent", root: scratch.path)
         let unreachable = try daemon.ctl(["status"])
@@ -69,7 +78,11 @@ import Testing
         #expect(try daemon.ctl(["frobnicate"]).status == 64)
     }
 
-    @Test func twoDaemonsOnOneMachineDoNotCollide() throws {
+    @Test func twoDaemonsOnOneMachineDoNotCollide() async throws {
+        try await offThePool { try twoDaemons() }
+    }
+
+    func twoDaemons() throws {
         let scratch = try Scratch()
         let first = try Daemon(name: "first", root: scratch.path)
         let second = try Daemon(name: "second", root: scratch.path)
@@ -78,18 +91,17 @@ import Testing
         first.peers = []
         try first.start()
         defer { first.stop(); second.stop() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: product("notesd"))
-        process.arguments = ["--data-dir", second.directory, "--socket", second.socket, "--listen", "127.0.0.1:\(shared)", "--name", "second", "--no-mdns"]
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { process.terminate(); process.waitUntilExit() }
+        let process = try ChildProcess.background(
+            [builtProduct("notesd"), "--data-dir", second.directory, "--socket", second.socket, "--listen", "127.0.0.1:\(shared)", "--name", "second", "--no-mdns"],
+            logPath: scratch.file("second.log"))
+        defer { process.stop() }
         try waitUntil("the second daemon answers") { (try? second.ctl(["status"]))?.status == 0 }
         let status = try second.json(["status"]) as! [String: Any]
         let listen = status["listen"] as! [String]
         #expect(!listen.isEmpty && !listen.contains("127.0.0.1:\(shared)"))
         // A second daemon on the first one's data directory is refused clearly.
-        let clash = try run(product("notesd"), ["--data-dir", first.directory, "--socket", scratch.path + "/other.sock", "--listen", "127.0.0.1:0", "--no-mdns"])
+        let clash = try ChildProcess.runBlocking(
+            [builtProduct("notesd"), "--data-dir", first.directory, "--socket", scratch.path + "/other.sock", "--listen", "127.0.0.1:0", "--no-mdns"])
         #expect(clash.status == 1)
         #expect(clash.error.contains("another notesd is already using this data directory"))
     }

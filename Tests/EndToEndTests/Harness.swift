@@ -1,11 +1,6 @@
 import Foundation
 import Testing
-
-/// Where `swift build` put the binaries next to this test bundle.
-func product(_ name: String) -> String {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    return root.appendingPathComponent(".build/debug/\(name)").path
-}
+import TestSupport
 
 /// A port on loopback that was free a moment ago (the kernel does not hand it out again soon).
 func freePort() -> UInt16 {
@@ -21,32 +16,8 @@ func freePort() -> UInt16 {
     return UInt16(bigEndian: address.sin_port)
 }
 
-struct CommandResult {
-    let status: Int32
-    let output: String
-    let error: String
-
+extension CommandResult {
     var json: Any? { try? JSONSerialization.jsonObject(with: Data(output.utf8)) }
-}
-
-/// Runs a program to completion with optional stdin.
-@discardableResult
-func run(_ path: String, _ arguments: [String], input: String? = nil, environment: [String: String]? = nil) throws -> CommandResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let output = Pipe(), error = Pipe(), stdin = Pipe()
-    process.standardOutput = output
-    process.standardError = error
-    process.standardInput = stdin
-    try process.run()
-    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-    try stdin.fileHandleForWriting.close()
-    let outData = output.fileHandleForReading.readDataToEndOfFile()
-    let errData = error.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return CommandResult(status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self), error: String(decoding: errData, as: UTF8.self))
 }
 
 /// One notesd process with its own data directory, socket and port.
@@ -55,7 +26,7 @@ final class Daemon {
     let directory: String
     let port: UInt16
     var peers: [UInt16]
-    private(set) var process: Process?
+    private(set) var process: ChildProcess?
     private let logPath: String
 
     init(name: String, root: String, peers: [UInt16] = []) throws {
@@ -73,39 +44,29 @@ final class Daemon {
 
     /// Starts the process and waits until it answers `status`.
     func start() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: product("notesd"))
-        process.arguments = ["--data-dir", directory, "--socket", socket, "--listen", address, "--name", name, "--no-mdns", "--log-level", "debug"]
+        let arguments = ["--data-dir", directory, "--socket", socket, "--listen", address, "--name", name, "--no-mdns", "--log-level", "debug"]
             + peers.flatMap { ["--peer", "127.0.0.1:\($0)"] }
-        if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        try handle.seekToEnd()
-        process.standardError = handle
-        process.standardOutput = handle
-        try process.run()
-        self.process = process
+        process = try ChildProcess.background([builtProduct("notesd")] + arguments, logPath: logPath)
         try waitUntil("\(name) answers status", seconds: 30) { (try? self.ctl(["status"]))?.status == 0 }
     }
 
     /// SIGTERM and wait for a clean exit.
     func stop() {
-        guard let process, process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
-        self.process = nil
+        process?.stop()
+        process = nil
     }
 
     /// SIGKILL: no chance to finish anything.
     func kill9() {
         guard let process else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.signal(SIGKILL)
+        process.waitForExit(timeout: .seconds(10))
         self.process = nil
     }
 
     @discardableResult
     func ctl(_ arguments: [String], input: String? = nil) throws -> CommandResult {
-        try run(product("notesctl"), ["--socket", socket] + arguments, input: input)
+        try ChildProcess.runBlocking([builtProduct("notesctl"), "--socket", socket] + arguments, input: input, timeout: .seconds(60))
     }
 
     /// `notesctl … --json`, decoded; records the failure and throws when it fails.
@@ -150,14 +111,4 @@ func waitUntil(_ what: String, seconds: Double = 30, _ condition: () throws -> B
 }
 
 /// A scratch directory for a test's daemons, removed afterwards (mode 0700: sockets live there).
-final class Scratch {
-    let path: String
-
-    init() throws {
-        var template = Array("/tmp/notesd-e2e-XXXXXX".utf8CString)
-        guard let created = mkdtemp(&template) else { throw HarnessError("mkdtemp failed") }
-        path = String(cString: created)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
+typealias Scratch = TemporaryDirectory

@@ -1,6 +1,7 @@
 import Control
 import Foundation
 import Testing
+import TestSupport
 
 /// Three real notesd processes on loopback with static peers, paired through the real
 /// invite/join flow, driven only by notesctl (issue: "notesd the daemon…", Proof).
@@ -24,7 +25,11 @@ import Testing
         }
     }
 
-    @Test func threeDevicesPairSyncAndConvergeWithOneConflictCopy() throws {
+    @Test func threeDevicesPairSyncAndConvergeWithOneConflictCopy() async throws {
+        try await offThePool { try threeDevicesStory() }
+    }
+
+    func threeDevicesStory() throws {
         let scratch = try Scratch()
         let alpha = try Daemon(name: "alpha", root: scratch.path)
         let bravo = try Daemon(name: "bravo", root: scratch.path)
@@ -80,7 +85,11 @@ import Testing
         #expect(Set([body.contains("one from charlie"), copyBody.contains("one from charlie")]) == [true, false])
     }
 
-    @Test func acknowledgedEditsSurviveKillNineDuringAWriteStorm() throws {
+    @Test func acknowledgedEditsSurviveKillNineDuringAWriteStorm() async throws {
+        try await offThePool { try writeStormWithKillNine() }
+    }
+
+    func writeStormWithKillNine() throws {
         let scratch = try Scratch()
         let alpha = try Daemon(name: "alpha", root: scratch.path)
         let bravo = try Daemon(name: "bravo", root: scratch.path)
@@ -96,6 +105,7 @@ import Testing
         var random = SystemRandomNumberGenerator()
         let killAfter = Int.random(in: 10...30, using: &random)
         var killer: Thread?
+        var killIssued = false
         for step in 0..<200 {
             let title = "storm \(step)"
             let result: CommandResult
@@ -110,12 +120,14 @@ import Testing
                 result = try alpha.ctl(["edit", id, "--title", title])
                 if result.status == 0 { saved[id] = title }
             }
-            if result.status == 2 { break }  // the daemon is gone
+            // Once the kill is issued, a command may fail (1: cut off mid-request) or find no
+            // daemon (2); before it, every command must succeed.
+            if killIssued && result.status != 0 { break }
             #expect(result.status == 0, "notesctl failed while the daemon was up: \(result.error)")
             if step == killAfter, let process = alpha.process {
                 // Kill it while the next command is in flight.
-                let pid = process.processIdentifier
-                killer = Thread { usleep(UInt32.random(in: 0...20_000)); kill(pid, SIGKILL) }
+                killIssued = true
+                killer = Thread { usleep(UInt32.random(in: 0...20_000)); process.signal(SIGKILL) }
                 killer?.start()
             }
         }

@@ -6,6 +6,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import notesd
+import TestSupport
 
 /// The control server end to end: real Unix sockets, a `TestHandler` playing the engine.
 /// Client I/O runs in `blocking` so handler tasks always have threads to run on.

@@ -1,6 +1,7 @@
 import Control
 import Testing
 @testable import notesd
+import TestSupport
 
 @Suite struct DaemonArgumentsTests {
     /// A login shell's environment: HOME, no systemd, no XDG overrides.
@@ -32,7 +33,7 @@ import Testing
     @Test func defaultsInALoginShell() throws {
         let config = try Self.config([])
         #expect(config == DaemonConfig(
-            dataDirectory: "/home/ada/.local/share/notesd", listen: HostAndPort(host: "0.0.0.0", port: 7479),
+            dataDirectory: "/home/ada/.local/share/notesd", listen: HostPort(host: "0.0.0.0", port: 7479),
             socketPath: "/tmp/notesd-1000/control.sock", name: "desk", staticPeers: [], mdnsEnabled: true, logLevel: .info))
     }
 
@@ -79,15 +80,15 @@ import Testing
             "--no-mdns", "--log-level", "debug",
         ])
         #expect(config == DaemonConfig(
-            dataDirectory: "/work/here/notes", listen: HostAndPort(host: "::", port: 0), socketPath: "/work/here/run/c.sock",
+            dataDirectory: "/work/here/notes", listen: HostPort(host: "::", port: 0), socketPath: "/work/here/run/c.sock",
             name: "Ada's laptop",
-            staticPeers: [HostAndPort(host: "192.168.1.5", port: 7479), HostAndPort(host: "fe80::1%eth0", port: 7000), HostAndPort(host: "nas.local", port: 7479)],
+            staticPeers: [HostPort(host: "192.168.1.5", port: 7479), HostPort(host: "fe80::1%eth0", port: 7000), HostPort(host: "nas.local", port: 7479)],
             mdnsEnabled: false, logLevel: .debug))
     }
 
     @Test func aLaterValueOverridesAnEarlierOne() throws {
         let config = try Self.config(["--listen", "127.0.0.1:1", "--listen", "127.0.0.1:2", "--log-level=error", "--log-level", "notice"])
-        #expect(config.listen == HostAndPort(host: "127.0.0.1", port: 2))
+        #expect(config.listen == HostPort(host: "127.0.0.1", port: 2))
         #expect(config.logLevel == .notice)
     }
 
@@ -145,7 +146,7 @@ import Testing
 
     @Test func hostAndPortPrintsWhatItParses() throws {
         for text in ["0.0.0.0:7479", "[::]:0", "[fe80::1%eth0]:1", "laptop.local:65535", "my_host-2:80"] {
-            let parsed = try HostAndPort.parse(text, allowsPortZero: true).get()
+            let parsed = try HostPort.parse(text, allowsPortZero: true).get()
             #expect(parsed.description == text)
         }
     }

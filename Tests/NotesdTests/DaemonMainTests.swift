@@ -6,6 +6,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import notesd
+import TestSupport
 
 /// Plays the daemon's core for the lifecycle tests.
 final class FakeEngine: DaemonEngine {
@@ -29,7 +30,7 @@ final class FakeEngine: DaemonEngine {
         init() throws {
             directory = try TemporaryDirectory()
             config = DaemonConfig(
-                dataDirectory: directory.file("data/notesd"), listen: HostAndPort(host: "127.0.0.1", port: 0),
+                dataDirectory: directory.file("data/notesd"), listen: HostPort(host: "127.0.0.1", port: 0),
                 socketPath: directory.file("run/control.sock"), name: "test", staticPeers: [], mdnsEnabled: false, logLevel: .debug)
             notify = try NotifyListener(address: directory.file("notify"))
         }

@@ -5,6 +5,7 @@ import Peer
 import Synchronization
 import Testing
 @testable import notesd
+import TestSupport
 
 /// An engine on loopback with its own data directory, driven the way the control handler does.
 final class TestDevice {
@@ -25,7 +26,7 @@ final class TestDevice {
 
     deinit { engine.queue.sync { engine.stop() } }
 
-    var address: String { engine.queue.sync { engine.listenAddresses[0] } }
+    var address: String { engine.queue.sync { engine.listenAddresses[0].description } }
 
     func run<T>(_ body: (Engine) throws -> T) rethrows -> T { try engine.queue.sync { try body(engine) } }
 
@@ -56,7 +57,11 @@ final class TestDevice {
 }
 
 @Suite(.serialized) struct EngineTests {
-    @Test func pairingThroughInviteAndJoinThenNotesFlowBothWays() throws {
+    @Test func pairingThroughInviteAndJoinThenNotesFlowBothWays() async throws {
+        try await offThePool { try self.blockingPairingThroughInviteAndJoinThenNotesFlowBothWays() }
+    }
+
+    func blockingPairingThroughInviteAndJoinThenNotesFlowBothWays() throws {
         let alice = try TestDevice(name: "alice")
         let bob = try TestDevice(name: "bob")
         let code = try alice.run { try $0.invite().code }
@@ -72,7 +77,11 @@ final class TestDevice {
         #expect(alice.run { $0.deviceInfos() }.contains { $0.name == "bob" && $0.connected })
     }
 
-    @Test func aReusedInviteCodeIsRefusedClearly() throws {
+    @Test func aReusedInviteCodeIsRefusedClearly() async throws {
+        try await offThePool { try self.blockingAReusedInviteCodeIsRefusedClearly() }
+    }
+
+    func blockingAReusedInviteCodeIsRefusedClearly() throws {
         let alice = try TestDevice(name: "alice")
         let bob = try TestDevice(name: "bob")
         let carol = try TestDevice(name: "carol")
@@ -85,7 +94,11 @@ final class TestDevice {
         }
     }
 
-    @Test func aWrongInviteCodeFailsWithPairingFailed() throws {
+    @Test func aWrongInviteCodeFailsWithPairingFailed() async throws {
+        try await offThePool { try self.blockingAWrongInviteCodeFailsWithPairingFailed() }
+    }
+
+    func blockingAWrongInviteCodeFailsWithPairingFailed() throws {
         let alice = try TestDevice(name: "alice")
         let bob = try TestDevice(name: "bob")
         let wrong = InviteCode.generate().description
@@ -101,7 +114,11 @@ final class TestDevice {
         }
     }
 
-    @Test func aDeviceNotOnTheRosterIsRefusedAndBlocked() throws {
+    @Test func aDeviceNotOnTheRosterIsRefusedAndBlocked() async throws {
+        try await offThePool { try self.blockingADeviceNotOnTheRosterIsRefusedAndBlocked() }
+    }
+
+    func blockingADeviceNotOnTheRosterIsRefusedAndBlocked() throws {
         let alice = try TestDevice(name: "alice")
         let stranger = try TestDevice(name: "stranger")
         // Same household key, but never admitted to the roster.
@@ -111,5 +128,32 @@ final class TestDevice {
         } throws: { error in
             (error as? RPCError)?.code == .pairingFailed
         }
+    }
+}
+
+@Suite(.serialized) struct RevocationTests {
+    @Test func aRevokedDeviceIsDisconnectedAndRefusedFromThenOn() async throws {
+        try await offThePool { try self.blockingARevokedDeviceIsDisconnectedAndRefusedFromThenOn() }
+    }
+
+    func blockingARevokedDeviceIsDisconnectedAndRefusedFromThenOn() throws {
+        let alice = try TestDevice(name: "alice")
+        let bob = try TestDevice(name: "bob")
+        let code = try alice.run { try $0.invite().code }
+        _ = try bob.await { engine, done in engine.startJoin(JoinParams(code: code, address: alice.address), complete: done) }
+        try alice.wait("bob connected") { engine in engine.deviceInfos().contains { $0.name == "bob" && $0.connected } }
+        let bobID = try alice.run { engine in try #require(engine.deviceInfos().first { $0.name == "bob" }?.id) }
+        let removed = try alice.run { try $0.devicesRemove(DeviceRemoveParams(device: String(bobID.prefix(10)))) }
+        #expect(removed.revoked)
+        try alice.wait("bob disconnected") { engine in !engine.deviceInfos().contains { $0.name == "bob" && $0.connected } }
+        // Bob keeps trying (sync resets his backoff) and is refused every time.
+        _ = try bob.await { engine, done in engine.startSync(SyncParams(wait: false), complete: done) }
+        try bob.wait("bob sees alice refuse him") { engine in
+            engine.peerStatuses().contains { $0.status == .blocked && ($0.lastError ?? "").contains("removed") }
+        }
+        #expect(!alice.run { $0.deviceInfos() }.contains { $0.name == "bob" && $0.connected })
+        // Removing this device itself is refused.
+        let selfID = alice.run { $0.identity.deviceID.description }
+        #expect(throws: RPCError.self) { try alice.run { try $0.devicesRemove(DeviceRemoveParams(device: selfID)) } }
     }
 }

@@ -6,6 +6,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import notesd
+import TestSupport
 
 @Suite struct LogTests {
     @Test func journalLinesCarryThePriorityAndNoTimestamp() {

@@ -5,21 +5,8 @@ import Control
 import Foundation
 import Synchronization
 @testable import notesd
+import TestSupport
 
-/// A fresh private directory under /tmp, removed with everything in it on `deinit`.
-final class TemporaryDirectory: Sendable {
-    let path: String
-
-    init(_ prefix: String = "notesd-test") throws {
-        var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
-        guard let created = mkdtemp(&template) else { throw SocketError(code: errno, operation: "mkdtemp", path: "/tmp") }
-        path = String(cString: created)
-    }
-
-    func file(_ name: String) -> String { path + "/" + name }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
 
 /// Runs blocking work (socket reads, child processes) on a thread of its own, so it never
 /// holds one of the few cooperative threads the server's handler tasks need.

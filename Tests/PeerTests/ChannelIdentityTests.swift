@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Peer
+import TestSupport
 
 @Suite("Device identity: ids, base32 and the key file")
 struct ChannelIdentityTests {

@@ -1,5 +1,6 @@
 import Testing
 @testable import Peer
+import TestSupport
 
 @Suite("Invite codes")
 struct ChannelInviteCodeTests {

@@ -1,3 +1,4 @@
+import TestSupport
 /// Published Noise test vectors (data, copied verbatim except as noted), in the shared JSON
 /// vector format.
 ///

@@ -2,6 +2,7 @@ import Foundation
 import Merge
 import Testing
 @testable import Peer
+import TestSupport
 
 /// One vector in the cacophony/snow JSON format.
 struct NoiseTestVector: Decodable, CustomTestStringConvertible, Sendable {

@@ -1,5 +1,6 @@
 import Testing
 @testable import Peer
+import TestSupport
 
 @Suite("Secure channel: handshake between honest and dishonest peers")
 struct ChannelSessionTests {

@@ -1,5 +1,6 @@
 import Testing
 @testable import Peer
+import TestSupport
 
 @Suite("Secure channel: transport frames, limits and closing")
 struct ChannelTransportTests {

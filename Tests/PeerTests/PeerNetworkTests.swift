@@ -3,6 +3,7 @@ import Merge
 import Synchronization
 import Testing
 @testable import Peer
+import TestSupport
 
 /// Collects network events from the network thread; tests wait on conditions, not time.
 final class EventLog: Sendable {
@@ -55,14 +56,17 @@ extension PeerNetwork.Event {
         try PeerNetwork(identity: identity, responderKeys: { keys }, events: { log.append($0) })
     }
 
-    @Test func twoDevicesConnectAndExchangeFrames() throws {
+    @Test func twoDevicesConnectAndExchangeFrames() async throws {
+        try await offThePool { try self.blockingTwoDevicesConnectAndExchangeFrames() }
+    }
+
+    func blockingTwoDevicesConnectAndExchangeFrames() throws {
         let serverLog = EventLog(), clientLog = EventLog()
         let serverIdentity = DeviceIdentity.generate(), clientIdentity = DeviceIdentity.generate()
         let server = try makeNetwork(serverIdentity, keys: [household], log: serverLog)
         let client = try makeNetwork(clientIdentity, keys: [household], log: clientLog)
         defer { server.stop(); client.stop() }
-        let bound = try server.listen(on: PeerAddress(host: "127.0.0.1", port: 0))
-        let address = try #require(PeerAddress(bound))
+        let address = try server.listen(on: PeerAddress(host: "127.0.0.1", port: 0))
         let connection = client.dial(address, psk: household)
         #expect(clientLog.wait { $0.contains { $0.establishedPeer != nil } })
         #expect(serverLog.wait { $0.contains { $0.establishedPeer != nil } })
@@ -75,12 +79,16 @@ extension PeerNetwork.Event {
         #expect(serverLog.wait { $0.contains { $0.closedReason != nil } })
     }
 
-    @Test func aDeviceWithAnotherHouseholdKeyIsRefusedAtTheFirstMessage() throws {
+    @Test func aDeviceWithAnotherHouseholdKeyIsRefusedAtTheFirstMessage() async throws {
+        try await offThePool { try self.blockingADeviceWithAnotherHouseholdKeyIsRefusedAtTheFirstMessage() }
+    }
+
+    func blockingADeviceWithAnotherHouseholdKeyIsRefusedAtTheFirstMessage() throws {
         let serverLog = EventLog(), clientLog = EventLog()
         let server = try makeNetwork(.generate(), keys: [household], log: serverLog)
         let client = try makeNetwork(.generate(), keys: [], log: clientLog)
         defer { server.stop(); client.stop() }
-        let address = try #require(PeerAddress(try server.listen(on: PeerAddress(host: "127.0.0.1", port: 0))))
+        let address = try server.listen(on: PeerAddress(host: "127.0.0.1", port: 0))
         client.dial(address, psk: PreSharedKey.generate())
         #expect(serverLog.wait { $0.contains { ($0.closedReason ?? nil)?.contains("message 1") == true } })
         #expect(clientLog.wait { $0.contains { $0.closedReason != nil } })
@@ -88,13 +96,16 @@ extension PeerNetwork.Event {
         #expect(!clientLog.all.contains { $0.establishedPeer != nil })
     }
 
-    @Test func garbageAndOversizedLengthsCloseOnlyThatConnection() throws {
+    @Test func garbageAndOversizedLengthsCloseOnlyThatConnection() async throws {
+        try await offThePool { try self.blockingGarbageAndOversizedLengthsCloseOnlyThatConnection() }
+    }
+
+    func blockingGarbageAndOversizedLengthsCloseOnlyThatConnection() throws {
         let serverLog = EventLog(), clientLog = EventLog()
         let server = try makeNetwork(.generate(), keys: [household], log: serverLog)
         let client = try makeNetwork(.generate(), keys: [household], log: clientLog)
         defer { server.stop(); client.stop() }
-        let bound = try server.listen(on: PeerAddress(host: "127.0.0.1", port: 0))
-        let address = try #require(PeerAddress(bound))
+        let address = try server.listen(on: PeerAddress(host: "127.0.0.1", port: 0))
         let good = client.dial(address, psk: household)
         #expect(clientLog.wait { $0.contains { $0.establishedPeer != nil } })
 
@@ -122,7 +133,36 @@ extension PeerNetwork.Event {
         #expect(serverLog.wait { $0.flatMap(\.receivedFrames).contains(.ping(7, VersionVector())) })
     }
 
-    @Test func dialingNothingReportsAClearReason() throws {
+    @Test func aHalfHandshakeIsDroppedAfterTheTimeout() async throws {
+        try await offThePool { try self.blockingAHalfHandshakeIsDroppedAfterTheTimeout() }
+    }
+
+    func blockingAHalfHandshakeIsDroppedAfterTheTimeout() throws {
+        let serverLog = EventLog()
+        var configuration = PeerNetwork.Configuration()
+        configuration.handshakeTimeout = .milliseconds(300)
+        let keys = [household]
+        let server = try PeerNetwork(identity: .generate(), configuration: configuration, responderKeys: { keys }, events: { serverLog.append($0) })
+        defer { server.stop() }
+        let address = try server.listen(on: PeerAddress(host: "127.0.0.1", port: 0))
+        // Connect and say nothing: the server must give up on its own.
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var socketAddress = sockaddr_in()
+        socketAddress.sin_family = sa_family_t(AF_INET)
+        socketAddress.sin_port = address.port.bigEndian
+        socketAddress.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &socketAddress) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(serverLog.wait { $0.contains { ($0.closedReason ?? nil)?.contains("no completed handshake") == true } })
+    }
+
+    @Test func dialingNothingReportsAClearReason() async throws {
+        try await offThePool { try self.blockingDialingNothingReportsAClearReason() }
+    }
+
+    func blockingDialingNothingReportsAClearReason() throws {
         let log = EventLog()
         let client = try makeNetwork(.generate(), keys: [], log: log)
         defer { client.stop() }
@@ -131,14 +171,15 @@ extension PeerNetwork.Event {
         #expect(log.wait { $0.contains { ($0.closedReason ?? nil)?.contains("cannot connect") == true } })
     }
 
-    @Test func addressesParse() {
-        #expect(PeerAddress("10.0.0.1:7479") == PeerAddress(host: "10.0.0.1", port: 7479))
-        #expect(PeerAddress("[fe80::1%eth0]:80") == PeerAddress(host: "fe80::1%eth0", port: 80))
-        #expect(PeerAddress("laptop.local:1")?.host == "laptop.local")
-        #expect(PeerAddress("nohost") == nil)
-        #expect(PeerAddress(":80") == nil)
-        #expect(PeerAddress("::1:80") == nil)
-        #expect(PeerAddress("a:99999") == nil)
+    @Test func aBoundAddressReportsThePortTheKernelChose() async throws {
+        try await offThePool { try self.blockingABoundAddressReportsThePortTheKernelChose() }
+    }
+
+    func blockingABoundAddressReportsThePortTheKernelChose() throws {
+        let network = try makeNetwork(.generate(), keys: [household], log: EventLog())
+        defer { network.stop() }
+        let bound = try network.listen(on: PeerAddress(host: "127.0.0.1", port: 0))
+        #expect(bound.host == "127.0.0.1" && bound.port != 0)
         #expect(PeerAddress(host: "::1", port: 5).description == "[::1]:5")
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Merge
 import Testing
 @testable import Peer
+import TestSupport
 
 /// Replicas exchanging entries in-process (no network): DESIGN §4–§5 end to end.
 @Suite struct ReplicaExchangeTests {

@@ -1,42 +1,19 @@
 import Foundation
 import Merge
 @testable import Peer
+import TestSupport
 
-/// A temporary directory removed when the value goes away.
-final class TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("notesd-test-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    func file(_ name: String) -> String { path + "/" + name }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
-/// A deterministic byte source for replica ids and record ids (splitmix64).
-struct SeededBytes {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A closure for `Replica(randomBytes:)`, drawing from one shared seeded stream.
+/// A deterministic byte source for replica ids and record ids.
+enum SeededBytes {
+    /// A closure for `Replica(randomBytes:)`, drawing from one seeded stream.
     static func source(seed: UInt64) -> (Int) -> [UInt8] {
-        let box = Box(SeededBytes(state: seed))
+        let box = Box(SplitMix64(seed: seed))
         return { count in (0..<count).map { _ in UInt8(truncatingIfNeeded: box.value.next()) } }
     }
 
     final class Box {
-        var value: SeededBytes
-        init(_ value: SeededBytes) { self.value = value }
+        var value: SplitMix64
+        init(_ value: SplitMix64) { self.value = value }
     }
 }
 

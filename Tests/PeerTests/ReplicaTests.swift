@@ -2,6 +2,7 @@ import Foundation
 import Merge
 import Testing
 @testable import Peer
+import TestSupport
 
 @Suite struct ReplicaLocalTests {
     @Test func createdNoteSurvivesReopening() throws {
@@ -145,5 +146,24 @@ import Testing
         #expect(try replica.listFolders().map(\.path) == [["Plans"]])
         try replica.deleteFolder(projects, now: 3_000)
         #expect(try replica.listNotes(NoteFilter(folder: .some(nil))).map(\.id) == [note])
+    }
+}
+
+@Suite struct InviteStoreTests {
+    @Test func anInviteAdmitsOneDeviceOnceAndOnlyBeforeItExpires() throws {
+        let directory = try TemporaryDirectory()
+        let replica = try Replica(path: directory.file("notes.db"))
+        try replica.storeInvite(secretID: "abc", secret: [1, 2, 3], now: 1_000, lifetime: 600_000)
+        let first = [UInt8](repeating: 1, count: 32), second = [UInt8](repeating: 2, count: 32)
+        func refusal(_ body: () throws -> Void) -> InviteRefusal? {
+            do { try body() } catch let error as InviteRefusalOrError { if case .refused(let refusal) = error { return refusal } } catch {}
+            return nil
+        }
+        #expect(refusal { try replica.admit(publicKey: first, name: "late", inviteSecretID: "abc", now: 601_000) } == .expired)
+        #expect(refusal { try replica.admit(publicKey: first, name: "new", inviteSecretID: "nope", now: 2_000) } == .unknown)
+        #expect(refusal { try replica.admit(publicKey: first, name: "new", inviteSecretID: "abc", now: 2_000) } == nil)
+        #expect(try replica.listDevices().map(\.device.name) == ["new"])
+        #expect(refusal { try replica.admit(publicKey: second, name: "other", inviteSecretID: "abc", now: 3_000) } == .used)
+        #expect(try replica.listDevices().count == 1)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Merge
 import Testing
 @testable import Peer
+import TestSupport
 
 /// Two sessions wired in memory ("the dance"): every frame goes through the codec, and the
 /// test decides which frames arrive.
@@ -233,7 +234,7 @@ struct Dance {
         var writer = ByteWriter()
         writer.u8(3); writer.u64(1); writer.u32(0); writer.varint(0); writer.varint(1_000_000_000)
         #expect(throws: DecodeError.self) { try FrameCodec.decode(writer.bytes) }
-        var random = SeededBytes(state: 7)
+        var random = SplitMix64(seed: 7)
         for _ in 0..<2_000 {
             var bytes = good
             bytes[Int(random.next() % UInt64(bytes.count))] ^= UInt8(truncatingIfNeeded: random.next() | 1)

@@ -1,20 +1,15 @@
 import Foundation
 import Merge
 @testable import Peer
+import TestSupport
 
-/// splitmix64: one seeded stream drives everything in a simulation run.
+/// One seeded stream drives everything in a simulation run.
 struct SimRandom {
-    private var state: UInt64
+    private var generator: SplitMix64
 
-    init(seed: UInt64) { state = seed }
+    init(seed: UInt64) { generator = SplitMix64(seed: seed) }
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    mutating func next() -> UInt64 { generator.next() }
 
     mutating func below(_ bound: Int) -> Int { bound <= 1 ? 0 : Int(next() % UInt64(bound)) }
     mutating func chance(_ probability: Double) -> Bool { Double(next() % 1_000_000) < probability * 1_000_000 }
@@ -158,6 +153,11 @@ final class Simulation {
 
     static func key(_ a: Int, _ b: Int) -> String { "\(min(a, b))-\(max(a, b))" }
 
+    /// The links in a fixed order. Dictionary order changes from one process to the next
+    /// (Swift seeds its hashing per process), so iterating `links` directly would make a seed
+    /// replay differently.
+    var orderedLinks: [(key: String, value: Link)] { links.sorted { $0.key < $1.key } }
+
     func connectMissingLinks() {
         for a in nodes.indices {
             for b in nodes.indices where a < b {
@@ -210,7 +210,7 @@ final class Simulation {
     /// A replica committed something: every other session it has pushes it at once.
     func notifyLocalChange(_ node: Node, except: String? = nil) {
         guard let store = node.replica else { return }
-        for (key, link) in links where key != except && (link.a == node.index || link.b == node.index) {
+        for (key, link) in orderedLinks where key != except && (link.a == node.index || link.b == node.index) {
             if link.a == node.index {
                 let output = link.sessionA.localChange(store: store, now: localTime(node))
                 handle(output, link: link, at: link.a)
@@ -225,7 +225,7 @@ final class Simulation {
     func deliverDue() throws {
         while true {
             var best: (link: Link, toA: Bool, index: Int, message: Message)?
-            for link in links.values {
+            for (_, link) in orderedLinks {
                 for (index, message) in link.toA.enumerated() where message.deliverAt <= now {
                     if best == nil || (message.deliverAt, message.order) < (best!.message.deliverAt, best!.message.order) {
                         best = (link, true, index, message)
@@ -257,7 +257,7 @@ final class Simulation {
             handle(output, link: next.link, at: nodeIndex)
             handleCrashRequests()
         }
-        for link in Array(links.values) {
+        for (_, link) in orderedLinks {
             for side in [link.a, link.b] {
                 guard links[Self.key(link.a, link.b)] === link, let store = nodes[side].replica else { continue }
                 let time = localTime(nodes[side])
@@ -384,12 +384,13 @@ final class Simulation {
         guard lost.isEmpty else {
             throw failure("lost text: \(lost.sorted().prefix(10).joined(separator: ", ")) (\(lost.count) tokens)")
         }
-        // No duplicate conflict copies: one copy per losing version.
+        // No duplicate conflict copies: one copy per losing version (same title and the same
+        // blocks, checklist state included; two copies that differ only in a tick are two versions).
         var seen = Set<String>()
         for trashed in [false, true] {
             for copy in try library.listNotes(NoteFilter(trashed: trashed, conflictCopies: true)) {
                 let note = try library.note(copy.id)!
-                let key = "\(copy.conflictOf!)|\(note.title)|\(note.body.map(\.text).joined(separator: "|"))"
+                let key = "\(copy.conflictOf!)|\(note.title)|\(note.body.map { Hex.encode($0.encoded()) }.joined(separator: "|"))"
                 guard seen.insert(key).inserted else { throw failure("duplicate conflict copy of \(copy.conflictOf!): \(note.title)") }
             }
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Merge
 @testable import Peer
+import TestSupport
 
 /// What simulated users do: every paragraph, checklist item and title carries a unique token,
 /// so the end check can prove that no text was lost.
@@ -73,6 +74,17 @@ extension Simulation {
                     newTokens.insert(token)
                     edit.title = "Note \(token)"
                     description = "retitle \(summary.id) as \(token)"
+                case 7 where body.contains(where: { $0.checked != nil }) && random.chance(0.5):
+                    // Tick or untick a checklist item: same text, flipped state.
+                    let items = body.indices.filter { body[$0].checked != nil }
+                    let index = items[random.below(items.count)]
+                    let item = body[index]
+                    let flipped = item.attributes.map { attribute in
+                        attribute.name == "data-checked" ? HTMLAttribute(name: "data-checked", value: item.checked == true ? "false" : "true") : attribute
+                    }
+                    body[index] = Block(item.kind, attributes: flipped, content: item.content)
+                    edit.body = body
+                    description = "tick an item of \(summary.id)"
                 case 7:
                     edit.addTags = ["t\(random.below(4))"]
                     edit.removeTags = random.chance(0.5) ? ["t\(random.below(4))"] : []

@@ -39,7 +39,7 @@ public final class PeerNetwork: Sendable {
     }
 
     enum Command: Sendable {
-        case listen(ResolvedAddress, reply: @Sendable (Result<String, NetworkError>) -> Void)
+        case listen(ResolvedAddress, reply: @Sendable (Result<PeerAddress, NetworkError>) -> Void)
         case dial(ConnectionID, [ResolvedAddress], PreSharedKey, label: String, payload: [UInt8])
         case send(ConnectionID, [Frame])
         case close(ConnectionID, reason: String?)
@@ -99,10 +99,10 @@ public final class PeerNetwork: Sendable {
     }
 
     /// Binds and listens on `address`; returns the bound address (port 0 → the port chosen).
-    public func listen(on address: PeerAddress) throws(NetworkError) -> String {
+    public func listen(on address: PeerAddress) throws(NetworkError) -> PeerAddress {
         let resolved = try address.resolve()
         guard let first = resolved.first else { throw NetworkError("\(address) resolves to nothing") }
-        let result = Mutex<Result<String, NetworkError>?>(nil)
+        let result = Mutex<Result<PeerAddress, NetworkError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         submit(.listen(first, reply: { outcome in
             result.withLock { $0 = outcome }
@@ -283,7 +283,7 @@ private final class Loop: @unchecked Sendable {
         }
     }
 
-    func bindListener(_ address: ResolvedAddress) -> Result<String, NetworkError> {
+    func bindListener(_ address: ResolvedAddress) -> Result<PeerAddress, NetworkError> {
         let descriptor = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { return .failure(.system("socket")) }
         var one: Int32 = 1
@@ -292,8 +292,7 @@ private final class Loop: @unchecked Sendable {
             var zero: Int32 = 0  // accept IPv4 too on a wildcard IPv6 listener
             setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &zero, socklen_t(MemoryLayout<Int32>.size))
         }
-        let bound = address.withSockaddr { Glibc.bind(descriptor, $0, $1) }
-        guard bound == 0 else {
+        guard address.withSockaddr({ Glibc.bind(descriptor, $0, $1) }) == 0 else {
             let code = errno
             Glibc.close(descriptor)
             return .failure(.system("bind \(address)", code))
@@ -304,17 +303,15 @@ private final class Loop: @unchecked Sendable {
             return .failure(.system("listen \(address)", code))
         }
         listeners.append(descriptor)
-        return .success(Self.localAddress(descriptor))
-    }
-
-    static func localAddress(_ descriptor: Int32) -> String {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        return withUnsafeMutablePointer(to: &storage) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                getsockname(descriptor, address, &length) == 0 ? ResolvedAddress.text(address) : "?"
+        let local = withUnsafeMutablePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                getsockname(descriptor, raw, &length) == 0 ? ResolvedAddress.peerAddress(raw) : nil
             }
         }
+        guard let local else { return .failure(.system("getsockname")) }
+        return .success(local)
     }
 
     static func remoteAddress(_ descriptor: Int32) -> String {
@@ -322,7 +319,7 @@ private final class Loop: @unchecked Sendable {
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         return withUnsafeMutablePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                getpeername(descriptor, address, &length) == 0 ? ResolvedAddress.text(address) : "?"
+                getpeername(descriptor, address, &length) == 0 ? ResolvedAddress.peerAddress(address)?.description ?? "?" : "?"
             }
         }
     }

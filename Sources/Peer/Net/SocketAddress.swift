@@ -2,8 +2,8 @@
 import Glibc
 #endif
 
-/// A `host:port` text as users write it: `192.168.1.5:7479`, `laptop.local:7479`,
-/// `[fe80::1%eth0]:7479`. Parsing only; resolving is `resolve()`.
+/// A peer's host (name, IPv4, or IPv6 without brackets, zone allowed) and port. Text is parsed
+/// by the caller (`Control.HostPort`); resolving is `resolve()`.
 public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
     public let host: String
     public let port: UInt16
@@ -11,23 +11,6 @@ public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
     public init(host: String, port: UInt16) {
         self.host = host
         self.port = port
-    }
-
-    /// Parses `host:port` or `[ipv6]:port`; nil with no port, an empty host or a bad port.
-    public init?(_ text: String) {
-        let trimmed = text.trimmingWhitespace()
-        let host: Substring, portText: Substring
-        if trimmed.hasPrefix("[") {
-            guard let close = trimmed.firstIndex(of: "]"), trimmed[trimmed.index(after: close)...].hasPrefix(":") else { return nil }
-            host = trimmed[trimmed.index(after: trimmed.startIndex)..<close]
-            portText = trimmed[trimmed.index(close, offsetBy: 2)...]
-        } else {
-            guard let colon = trimmed.lastIndex(of: ":"), !trimmed[..<colon].contains(":") else { return nil }
-            host = trimmed[..<colon]
-            portText = trimmed[trimmed.index(after: colon)...]
-        }
-        guard !host.isEmpty, let port = UInt16(portText) else { return nil }
-        self.init(host: String(host), port: port)
     }
 
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
@@ -71,19 +54,20 @@ public struct ResolvedAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// `address:port` with IPv6 in brackets.
     public var description: String {
-        withSockaddr { pointer, _ in Self.text(pointer) }
+        withSockaddr { pointer, _ in Self.peerAddress(pointer)?.description ?? "?" }
     }
 
-    static func text(_ pointer: UnsafePointer<sockaddr>) -> String {
+    /// The numeric host and port of a socket address.
+    static func peerAddress(_ pointer: UnsafePointer<sockaddr>) -> PeerAddress? {
         var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
         var service = [CChar](repeating: 0, count: Int(NI_MAXSERV))
         let length = socklen_t(pointer.pointee.sa_family == sa_family_t(AF_INET6) ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
         guard getnameinfo(pointer, length, &host, socklen_t(host.count), &service, socklen_t(service.count), NI_NUMERICHOST | NI_NUMERICSERV) == 0 else {
-            return "?"
+            return nil
         }
         let hostText = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let portText = String(decoding: service.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return hostText.contains(":") ? "[\(hostText)]:\(portText)" : "\(hostText):\(portText)"
+        return UInt16(portText).map { PeerAddress(host: hostText, port: $0) }
     }
 }
 
@@ -95,14 +79,5 @@ public struct NetworkError: Error, CustomStringConvertible, Sendable, Equatable 
 
     static func system(_ operation: String, _ code: Int32 = errno) -> NetworkError {
         NetworkError("\(operation): \(String(cString: strerror(code)))")
-    }
-}
-
-extension String {
-    func trimmingWhitespace() -> String {
-        var view = Substring(self)
-        while let first = view.first, first.isWhitespace { view.removeFirst() }
-        while let last = view.last, last.isWhitespace { view.removeLast() }
-        return String(view)
     }
 }

@@ -1,51 +1,5 @@
 import Merge
 
-/// One log entry as it travels between replicas: its name, its revision, and either the
-/// encoded revision with the blocks it adds over its parents, or — when the sender purged that
-/// content — only the revision's place in the DAG.
-public struct EntryPayload: Hashable, Sendable {
-    public enum Content: Hashable, Sendable {
-        case full(data: [UInt8], blocks: [[UInt8]])
-        case purged(RevisionHeader)
-    }
-
-    public let dot: Dot
-    public let revision: RevisionID
-    public let content: Content
-
-    public init(dot: Dot, revision: RevisionID, content: Content) {
-        self.dot = dot
-        self.revision = revision
-        self.content = content
-    }
-
-    /// Roughly what it costs on the wire, for batching.
-    public var approximateSize: Int {
-        switch content {
-        case .full(let data, let blocks): 64 + data.count + blocks.reduce(0) { $0 + $1.count + 4 }
-        case .purged(let header): 128 + header.parents.count * 32
-        }
-    }
-}
-
-/// What an apply could not do without more data from the sender. Never guessed at.
-public enum Need: Hashable, Sendable, CustomStringConvertible {
-    /// Blocks the entry's body uses that were neither sent nor stored here.
-    case blocks([BlockHash])
-    /// Parent revisions this replica does not have.
-    case parents([RevisionID])
-    /// The entry skips ahead: this replica expects `expected` next from `replica`.
-    case gap(replica: ReplicaID, expected: UInt64)
-
-    public var description: String {
-        switch self {
-        case .blocks(let hashes): "\(hashes.count) missing block(s)"
-        case .parents(let ids): "missing parent revision(s) \(ids.map(\.short).joined(separator: ", "))"
-        case .gap(let replica, let expected): "entries of \(replica) from seq \(expected)"
-        }
-    }
-}
-
 /// The result of applying a batch: how far it got, and why it stopped if it stopped early.
 /// Whatever was applied is committed: a batch always leaves a contiguous prefix.
 public struct ApplyOutcome: Sendable {

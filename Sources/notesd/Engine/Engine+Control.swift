@@ -371,7 +371,7 @@ extension Engine {
         StatusResult(
             version: NotesVersion.string, started: Timestamp(millisecondsSince1970: Int64(started)),
             device: Control.DeviceIdentity(id: identity.deviceID.description, short: identity.deviceID.short, name: settings.deviceName),
-            household: householdInfo(), listen: listenAddresses, controlSocket: settings.controlSocket,
+            household: householdInfo(), listen: listenAddresses.map(\.description), controlSocket: settings.controlSocket,
             dataDir: settings.dataDirectory, discovery: discovery, peers: peerStatuses(),
             counters: SyncCounters(
                 entriesSent: counters.entriesSent, entriesReceived: counters.entriesReceived,
@@ -402,7 +402,7 @@ extension Engine {
     }
 
     func startConnect(_ params: ConnectParams, complete: @escaping @Sendable (Result<PeerStatus, RPCError>) -> Void) {
-        guard let address = PeerAddress(params.address) else {
+        guard let address = Self.address(params.address) else {
             complete(.failure(.invalidParams("\"\(params.address)\" is not a host:port address (IPv6 in brackets: [fe80::1%eth0]:7479)")))
             return
         }

@@ -44,7 +44,7 @@ extension Engine {
     /// Where this device can be reached: each interface address with the listen port,
     /// non-loopback IPv4 first, then IPv6, loopback last.
     func reachableAddresses() -> [String] {
-        guard let bound = listenAddresses.first.flatMap(PeerAddress.init) else { return [] }
+        guard let bound = listenAddresses.first else { return [] }
         let wildcard = ["0.0.0.0", "::", "[::]"].contains(bound.host)
         guard wildcard else { return [bound.description] }
         return InterfaceAddresses.current().map { PeerAddress(host: $0, port: bound.port).description }
@@ -102,7 +102,7 @@ extension Engine {
         }
         var candidates: [PeerAddress] = []
         if let text = params.address {
-            guard let address = PeerAddress(text) else {
+            guard let address = Self.address(text) else {
                 complete(.failure(.invalidParams("\"\(text)\" is not a host:port address")))
                 return
             }

@@ -59,7 +59,7 @@ extension Engine {
     // MARK: - Targets and dialling
 
     func addTarget(_ text: String, origin: DialTarget.Origin, hintedShortID: String? = nil) throws {
-        guard let address = PeerAddress(text) else {
+        guard let address = Self.address(text) else {
             throw RPCError.invalidParams("\"\(text)\" is not a host:port address (IPv6 in brackets: [fe80::1%eth0]:7479)")
         }
         let key = address.description
@@ -120,12 +120,18 @@ extension Engine {
     // MARK: - Discovery
 
     /// Discovery resolved a service: dial it now if it is not a device we are talking to.
+    /// One address per service: an IPv4 address is kept over IPv6 (notesd listens on IPv4 by
+    /// default), and a newer address replaces an older one that is not connected.
     func discovered(address: String, shortID: String?, service: String) {
         if let shortID, shortID == identity.deviceID.short { return }
         if let shortID, links.values.contains(where: { $0.device?.short == shortID && $0.session != nil }) { return }
+        let isIPv6 = address.hasPrefix("[")
+        let previous = targets.filter { $0.value.origin == .discovered(service: service) && $0.key != address }
+        if isIPv6, previous.contains(where: { !$0.key.hasPrefix("[") }) { return }
+        for (key, target) in previous where target.connection == nil { targets[key] = nil }
         do {
             try addTarget(address, origin: .discovered(service: service), hintedShortID: shortID)
-            updateTarget(PeerAddress(address)!.description) { $0.retries = 0; $0.nextAttempt = Self.now() }
+            updateTarget(Self.address(address)?.description ?? address) { $0.retries = 0; $0.nextAttempt = Self.now() }
         } catch {
             log.debug("ignoring discovered address \(address): \(error)")
         }

@@ -72,7 +72,7 @@ final class Engine: @unchecked Sendable {
     let household: HouseholdKey
     let started: UInt64
     private(set) var network: PeerNetwork!
-    var listenAddresses: [String] = []
+    var listenAddresses: [PeerAddress] = []
     var links: [PeerNetwork.ConnectionID: Link] = [:]
     var targets: [String: DialTarget] = [:]
     var counters = Counters()
@@ -119,7 +119,7 @@ final class Engine: @unchecked Sendable {
                 guard let engine = self else { return }
                 engine.queue.async { engine.handle(event) }
             })
-        let first = Result { () throws(NetworkError) -> String in try network.listen(on: settings.listen) }
+        let first = Result { () throws(NetworkError) -> PeerAddress in try network.listen(on: settings.listen) }
         switch first {
         case .success(let bound):
             listenAddresses = [bound]
@@ -128,7 +128,7 @@ final class Engine: @unchecked Sendable {
             log.warning("cannot listen on \(settings.listen) (\(error)); another notesd may be using it, so listening on a free port instead")
             listenAddresses = [try network.listen(on: PeerAddress(host: settings.listen.host, port: 0))]
         }
-        log.info("listening for devices on \(listenAddresses.joined(separator: ", "))")
+        log.info("listening for devices on \(listenAddresses.map(\.description).joined(separator: ", "))")
         queue.sync {
             startSources(mdns: settings.mdns)
             reschedule()
@@ -136,7 +136,13 @@ final class Engine: @unchecked Sendable {
     }
 
     /// The port this device accepts connections on (what discovery advertises).
-    var listenPort: UInt16? { listenAddresses.first.flatMap(PeerAddress.init)?.port }
+    var listenPort: UInt16? { listenAddresses.first?.port }
+
+    /// Parses `host:port` as people write it (`Control.HostPort`).
+    static func address(_ text: String) -> PeerAddress? {
+        guard case .success(let parsed) = HostPort.parse(text, allowsPortZero: false) else { return nil }
+        return PeerAddress(host: parsed.host, port: parsed.port)
+    }
 
     /// Ends every session cleanly and stops the network. Runs on `queue`.
     func stop() {
@@ -262,7 +268,11 @@ final class Engine: @unchecked Sendable {
             persistPeer(link, error: reason)
         }
         if let target = link.target {
-            if link.session != nil && link.caughtUp {
+            if targets[target]?.blocked == true {
+                // Refused for a reason that retrying will not fix; keep that reason.
+                updateTarget(target) { $0.connection = nil }
+                connectWaitersFail(target: target, reason: targets[target]?.lastError ?? "refused", code: .pairingFailed)
+            } else if link.session != nil && link.caughtUp {
                 updateTarget(target) { $0.connection = nil; $0.retries = 0; $0.nextAttempt = Self.now() + DialTarget.backoff(retries: 0) }
             } else {
                 dialFailed(target, reason: reason ?? "connection closed")

@@ -124,17 +124,17 @@ enum DaemonArguments {
             socketPath = absolute(ControlPaths.defaultSocketPath(environment: environment.variables, userID: environment.userID), in: environment)
         }
 
-        var listen = HostAndPort(host: "0.0.0.0", port: DaemonConfig.defaultPort)
+        var listen = HostPort(host: "0.0.0.0", port: DaemonConfig.defaultPort)
         if let given = options.listen {
-            switch HostAndPort.parse(given, allowsPortZero: true) {
+            switch HostPort.parse(given, allowsPortZero: true) {
             case .success(let address): listen = address
             case .failure(let error): throw DaemonUsageError(message: "--listen \(error)")
             }
         }
 
-        var peers: [HostAndPort] = []
+        var peers: [HostPort] = []
         for text in options.peers {
-            switch HostAndPort.parse(text, allowsPortZero: false) {
+            switch HostPort.parse(text, allowsPortZero: false) {
             case .success(let address): if !peers.contains(address) { peers.append(address) }
             case .failure(let error): throw DaemonUsageError(message: "--peer \(error)")
             }

@@ -1,20 +1,7 @@
 import Foundation
+import Merge
 
-/// SplitMix64 (Steele, Lea, Flood 2014): a tiny, fast generator whose whole state is its seed,
-/// so a failing case replays from the seed alone.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+typealias SeededGenerator = SplitMix64
 
 /// The seeds a property test runs: `MERGE_SEED=n` replays exactly one; otherwise `count` seeds
 /// derived from the test's name (times `MERGE_CASES_FACTOR` if set, for longer runs).
