@@ -22,7 +22,7 @@ final class Household {
     let firstStartReady: Double
     private let pristineBravo: String
     private var content = NoteContent(seed: 88)
-    private var random = BenchRandom(seed: 888)
+    private var random = SplitMix64(seed: 888)
 
     init(notes count: Int, binary: String) throws {
         let scratch = try ScratchDirectory("notes-bench-sync")

@@ -56,7 +56,7 @@ enum MergeBench {
 
     static func measure(blocks size: Int) -> Figure {
         var content = NoteContent(seed: UInt64(size))
-        var random = BenchRandom(seed: UInt64(size) &* 31)
+        var random = SplitMix64(seed: UInt64(size) &* 31)
         let html = content.body(blocks: size)
         let base = Note(title: "Bench", body: HTMLBlocks.split(html), created: 1, modified: 1)
         let edits = max(5, size / 100)
@@ -77,7 +77,7 @@ enum MergeBench {
             splitMedian: Measure.percentile(splitTimes, 0.5), joinMedian: Measure.percentile(joinTimes, 0.5))
     }
 
-    private static func edited(_ note: Note, edits: Int, side: String, using random: inout BenchRandom) -> Note {
+    private static func edited(_ note: Note, edits: Int, side: String, using random: inout SplitMix64) -> Note {
         var note = note
         for edit in 0..<edits {
             let index = random.below(note.body.count)

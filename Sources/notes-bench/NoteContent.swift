@@ -1,19 +1,8 @@
 import Merge
 
-/// SplitMix64, so every run measures the same documents and edits.
-struct BenchRandom {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A number in `0..<bound`.
+extension SplitMix64 {
+    /// A number in `0..<bound`, for picking among a few items (the modulo bias is harmless
+    /// here and keeps every run's choices identical).
     mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }
 
@@ -22,10 +11,10 @@ struct BenchRandom {
 /// and code blocks. Words come from a vocabulary at random, so no two paragraphs of a library
 /// are equal by accident (equal blocks would be stored and sent once, flattering every figure).
 struct NoteContent {
-    private var random: BenchRandom
+    private var random: SplitMix64
     private var serial = 0
 
-    init(seed: UInt64) { random = BenchRandom(seed: seed) }
+    init(seed: UInt64) { random = SplitMix64(seed: seed) }
 
     /// A body of about `blocks` blocks (a list adds up to three at once).
     mutating func body(blocks: Int) -> String {
@@ -113,7 +102,7 @@ enum LibraryGenerator {
     /// `count` notes, the same for the same seed.
     static func notes(_ count: Int, seed: UInt64) -> [GeneratedNote] {
         var content = NoteContent(seed: seed)
-        var sizes = BenchRandom(seed: seed ^ 0x5EED)
+        var sizes = SplitMix64(seed: seed ^ 0x5EED)
         return (0..<count).map { _ in
             // 2…16 blocks, mean 9: about 1.5 KB of HTML.
             GeneratedNote(title: content.title(), html: content.body(blocks: 2 + sizes.below(15)))

@@ -58,7 +58,7 @@ enum StoreBench {
             "listNotes(), \(Measure.count(notes.count)) notes", Measure.ms(Measure.percentile(listTimes, 0.5)),
             "p95 \(Measure.ms(Measure.percentile(listTimes, 0.95))), 20 runs",
         ])
-        var random = BenchRandom(seed: 33)
+        var random = SplitMix64(seed: 33)
         let readTimes = try Measure.repeatedly(runs: 2_000) { _ = try store.note(ids[random.below(ids.count)]) }
         table.add([
             "note(id), random notes", Measure.ms(Measure.percentile(readTimes, 0.5)),
