@@ -14,11 +14,16 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
     }
 
     /// The 16 bytes, most significant first (the UUID byte order).
+    /// Inlinable so callers in other modules get a specialised loop: ids are decoded from
+    /// every row the replica reads.
+    @inlinable
     public init?(bytes: some Collection<UInt8>) {
         guard bytes.count == 16 else { return nil }
         var high: UInt64 = 0, low: UInt64 = 0
-        for (index, byte) in bytes.enumerated() {
+        var index = 0
+        for byte in bytes {
             if index < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
+            index += 1
         }
         self.init(high: high, low: low)
     }
@@ -65,11 +70,22 @@ public typealias BlockHash = Hash256
 public struct Hash256: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let word0: UInt64, word1: UInt64, word2: UInt64, word3: UInt64
 
+    /// Inlinable, with no intermediate array: hashes are decoded from every revision and block row.
+    @inlinable
     public init?(bytes: some Collection<UInt8>) {
         guard bytes.count == 32 else { return nil }
-        var words = [UInt64](repeating: 0, count: 4)
-        for (index, byte) in bytes.enumerated() { words[index / 8] = words[index / 8] << 8 | UInt64(byte) }
-        (word0, word1, word2, word3) = (words[0], words[1], words[2], words[3])
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        var index = 0
+        for byte in bytes {
+            switch index >> 3 {
+            case 0: words.0 = words.0 << 8 | UInt64(byte)
+            case 1: words.1 = words.1 << 8 | UInt64(byte)
+            case 2: words.2 = words.2 << 8 | UInt64(byte)
+            default: words.3 = words.3 << 8 | UInt64(byte)
+            }
+            index += 1
+        }
+        (word0, word1, word2, word3) = words
     }
 
     public init?(hex: String) {

@@ -104,6 +104,23 @@ public final class Database {
         }
     }
 
+    /// Runs `body`'s reads in one deferred (read) transaction: one snapshot, and the file lock
+    /// taken once instead of per statement. Inside another transaction it just runs.
+    public func read<T>(_ body: () throws -> T) throws -> T {
+        guard transactionDepth == 0 else { return try body() }
+        try execute("BEGIN")
+        transactionDepth = 1
+        defer { transactionDepth = 0 }
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
     /// The schema version kept in `PRAGMA user_version`.
     public var userVersion: Int {
         get throws { Int(try first("PRAGMA user_version") { $0.int(0) } ?? 0) }

@@ -142,16 +142,9 @@ extension Replica {
         }
         let needle = filter.text?.lowercased()
         var results: [NoteSummary] = []
-        try database.statement(
-            "SELECT id, title, folder, trashed, pinned, color, created, modified, conflict_of, body FROM notes"
-        ).forEach { row in
-            let id = RecordID(bytes: row.blob(0))!
-            let storedFolder = row.optionalBlob(2).flatMap(RecordID.init(bytes:))
-            let folder = storedFolder.flatMap { tree[$0] != nil ? $0 : nil }
-            let summary = NoteSummary(
-                id: id, title: row.text(1), folder: folder, trashed: row.int(3) != 0, pinned: row.int(4) != 0,
-                color: row.optionalText(5), tags: (tags[id] ?? []).sorted(), created: UInt64(bitPattern: row.int(6)),
-                modified: UInt64(bitPattern: row.int(7)), conflictOf: row.optionalBlob(8).flatMap(RecordID.init(bytes:)))
+        try database.statement("SELECT \(Self.summaryColumns), body FROM notes").forEach { row in
+            let summary = Self.summary(row, tree: tree, tags: tags)
+            let id = summary.id
             guard summary.trashed == filter.trashed else { return }
             if let copies = filter.conflictCopies, copies != (summary.conflictOf != nil) { return }
             if let pinned = filter.pinned, pinned != summary.pinned { return }
@@ -166,6 +159,41 @@ extension Replica {
             results.append(summary)
         }
         return results.sorted { ($0.pinned ? 1 : 0, $0.modified, $0.id) > ($1.pinned ? 1 : 0, $1.modified, $1.id) }
+    }
+
+    static let summaryColumns = "id, title, folder, trashed, pinned, color, created, modified, conflict_of"
+
+    private static func summary(_ row: Row, tree: [FolderID: FolderID?], tags: [NoteID: [String]]) -> NoteSummary {
+        let id = RecordID(bytes: row.blob(0))!
+        let storedFolder = row.optionalBlob(2).flatMap(RecordID.init(bytes:))
+        return NoteSummary(
+            id: id, title: row.text(1), folder: storedFolder.flatMap { tree[$0] != nil ? $0 : nil }, trashed: row.int(3) != 0,
+            pinned: row.int(4) != 0, color: row.optionalText(5), tags: (tags[id] ?? []).sorted(),
+            created: UInt64(bitPattern: row.int(6)), modified: UInt64(bitPattern: row.int(7)),
+            conflictOf: row.optionalBlob(8).flatMap(RecordID.init(bytes:)))
+    }
+
+    /// One live note as listed (the Trash included), without reading any other note.
+    public func noteSummary(_ id: NoteID) throws -> NoteSummary? {
+        let tags = try database.rows("SELECT tag FROM note_tags WHERE note = ?1", [.blob(id.bytes)]) { $0.text(0) }
+        guard try database.first("SELECT 1 FROM notes WHERE id = ?1", [.blob(id.bytes)], { _ in true }) != nil else { return nil }
+        let tree = FolderTree.resolve(try liveFolders())
+        return try database.first("SELECT \(Self.summaryColumns) FROM notes WHERE id = ?1", [.blob(id.bytes)]) {
+            Self.summary($0, tree: tree, tags: [id: tags])
+        }
+    }
+
+    /// A live note's title alone (for events), or nil.
+    public func noteTitle(_ id: NoteID) throws -> String? {
+        try database.first("SELECT title FROM notes WHERE id = ?1", [.blob(id.bytes)]) { $0.text(0) }
+    }
+
+    /// The live note ids just before and after `id` in id order: enough to find the shortest
+    /// prefix of `id` that no other note shares.
+    public func neighbouringNoteIDs(of id: NoteID) throws -> [NoteID] {
+        let before = try database.first("SELECT id FROM notes WHERE id < ?1 ORDER BY id DESC LIMIT 1", [.blob(id.bytes)]) { RecordID(bytes: $0.blob(0))! }
+        let after = try database.first("SELECT id FROM notes WHERE id > ?1 ORDER BY id LIMIT 1", [.blob(id.bytes)]) { RecordID(bytes: $0.blob(0))! }
+        return [before, after].compactMap { $0 }
     }
 
     /// Every live folder with its resolved parent and path, sorted by path.

@@ -20,6 +20,14 @@ extension Replica {
     /// come before children), at most `maxCount` entries and about `maxBytes` (always ≥ 1).
     /// Own entries handed out here are marked offered, so they are never coalesced away.
     public func entries(missingFrom peer: VersionVector, maxCount: Int = 500, maxBytes: Int = 256 * 1024) throws -> [EntryPayload] {
+        let payloads = try database.read { try collectEntries(missingFrom: peer, maxCount: maxCount, maxBytes: maxBytes) }
+        if let ownHighest = payloads.lazy.filter({ $0.dot.replica == self.replicaID }).map(\.dot.seq).max() {
+            try markOffered(through: ownHighest)
+        }
+        return payloads
+    }
+
+    private func collectEntries(missingFrom peer: VersionVector, maxCount: Int, maxBytes: Int) throws -> [EntryPayload] {
         var candidates: [(stored: Int64, dot: Dot, revision: RevisionID)] = []
         for (replica, ours) in vector.counters where ours > peer[replica] {
             candidates += try database.rows(
@@ -35,9 +43,6 @@ extension Replica {
             if !payloads.isEmpty, bytes + payload.approximateSize > maxBytes { break }
             bytes += payload.approximateSize
             payloads.append(payload)
-        }
-        if let ownHighest = payloads.lazy.filter({ $0.dot.replica == self.replicaID }).map(\.dot.seq).max() {
-            try markOffered(through: ownHighest)
         }
         return payloads
     }
@@ -95,6 +100,27 @@ extension Replica {
         }
     }
 
+    // MARK: - Memory during a catch-up
+
+    /// A batch this large means a catch-up is running: worth a larger page cache.
+    static let bulkBatchThreshold = 100
+
+    /// Raises SQLite's page cache to 64 MiB for a catch-up: with the default 2 MiB, a batch's
+    /// random-keyed inserts spill pages mid-transaction and write the same pages many times.
+    func useLargeCache() throws {
+        guard !largeCache else { return }
+        try database.execute("PRAGMA cache_size = -65536")
+        largeCache = true
+    }
+
+    /// Gives the catch-up cache back once the replica is idle again (an idle daemon stays small).
+    public func releaseMemory() throws {
+        guard largeCache else { return }
+        try database.execute("PRAGMA cache_size = -2000")
+        try database.execute("PRAGMA shrink_memory")
+        largeCache = false
+    }
+
     // MARK: - Receiving
 
     /// Applies entries from a peer in one transaction (DESIGN §6): idempotent (an entry held
@@ -102,6 +128,7 @@ extension Replica {
     /// recomputes every record it touched. Stops at the first entry it cannot apply and says
     /// what it needs; what came before is committed.
     public func apply(_ entries: [EntryPayload], now: UInt64) throws -> ApplyOutcome {
+        if entries.count >= Self.bulkBatchThreshold { try useLargeCache() }
         var outcome = ApplyOutcome()
         try write {
             var touched: [RecordID: RecordKind] = [:]

@@ -38,6 +38,8 @@ public final class Replica {
     /// What the write in progress has changed so far.
     var pendingChanges = Changes()
     let randomBytes: (Int) -> [UInt8]
+    /// The page cache is raised for a catch-up (see `useLargeCache`).
+    var largeCache = false
     private let lock: FileLock
     /// Fault injection for the simulation: called at points inside write transactions; when it
     /// throws, the transaction rolls back exactly as a crash at that point would leave it.

@@ -99,8 +99,11 @@ extension Engine {
     // MARK: - Notes
 
     func noteSummaries(_ notes: [Peer.NoteSummary]) throws -> [Control.NoteSummary] {
-        let shorts = Self.shortForms(try replica.noteIDs().map(\.description))
-        let paths = Dictionary(try replica.listFolders().map { ($0.id, $0.path.joined(separator: "/")) }, uniquingKeysWith: { first, _ in first })
+        noteSummaries(notes, shortForms: Self.shortForms(try replica.noteIDs().map(\.description)))
+    }
+
+    func noteSummaries(_ notes: [Peer.NoteSummary], shortForms shorts: [String: String]) -> [Control.NoteSummary] {
+        let paths = Dictionary(((try? replica.listFolders()) ?? []).map { ($0.id, $0.path.joined(separator: "/")) }, uniquingKeysWith: { first, _ in first })
         return notes.map { note in
             Control.NoteSummary(
                 id: note.id.description, short: shorts[note.id.description] ?? String(note.id.description.prefix(8)),
@@ -111,13 +114,11 @@ extension Engine {
         }
     }
 
+    /// One note's summary, reading only that note (and its id neighbours for the short id).
     func noteSummary(_ id: NoteID) throws -> Control.NoteSummary {
-        for trashed in [false, true] {
-            if let match = try replica.listNotes(NoteFilter(trashed: trashed)).first(where: { $0.id == id }) {
-                return try noteSummaries([match])[0]
-            }
-        }
-        throw RPCError.notFound(.note, id.description)
+        guard let note = try replica.noteSummary(id) else { throw RPCError.notFound(.note, id.description) }
+        let ids = ([id] + (try replica.neighbouringNoteIDs(of: id))).map(\.description)
+        return noteSummaries([note], shortForms: Self.shortForms(ids))[0]
     }
 
     func notesList(_ params: NotesListParams) throws -> [Control.NoteSummary] {

@@ -31,8 +31,9 @@ extension Engine {
 
     /// Reports what a transaction changed: note events, conflict copies, roster changes.
     func publish(_ changes: Changes, origin: ChangeOrigin, device: DeviceID? = nil, deviceName: String? = nil) {
-        for (note, change) in changes.notes.sorted(by: { $0.key < $1.key }) {
-            let title = (try? replica.note(note))?.title ?? ""
+        // Nobody watching: skip building events (an initial sync changes thousands of notes).
+        for (note, change) in watchers.count > 0 ? changes.notes.sorted(by: { $0.key < $1.key }) : [] {
+            let title = (try? replica.noteTitle(note)) ?? ""
             emit(.noteChanged(NoteChangedEvent(
                 note: note.description, title: title, change: NoteChangeKind(rawValue: change.rawValue) ?? .edited, origin: origin,
                 device: origin == .remote ? device?.description : nil, deviceName: origin == .remote ? deviceName : nil)))

@@ -350,6 +350,7 @@ final class Engine: @unchecked Sendable {
         if caughtUp && !link.caughtUp {
             link.caughtUp = true
             links[id] = link
+            if links.values.allSatisfy({ $0.session == nil || $0.caughtUp }) { try? replica.releaseMemory() }
             persistPeer(link, error: nil, synced: true)
             if let target = link.target { updateTarget(target) { $0.retries = 0; $0.lastError = nil } }
         } else if !caughtUp && link.caughtUp {
