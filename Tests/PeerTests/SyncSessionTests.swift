@@ -13,11 +13,13 @@ struct Dance {
     var eventsA: [SyncSession.Event] = [], eventsB: [SyncSession.Event] = []
     var now: UInt64 = 10_000
 
-    init(_ a: Replica, _ b: Replica) {
+    init(_ a: Replica, _ b: Replica, maxBatchBytes: Int? = nil) {
         self.a = a
         self.b = b
-        let (sessionA, helloA) = SyncSession.start(configuration: .init(deviceName: "A"), store: a, now: 10_000)
-        let (sessionB, helloB) = SyncSession.start(configuration: .init(deviceName: "B"), store: b, now: 10_000)
+        var configurationA = SyncSession.Configuration(deviceName: "A"), configurationB = SyncSession.Configuration(deviceName: "B")
+        if let maxBatchBytes { (configurationA.maxBatchBytes, configurationB.maxBatchBytes) = (maxBatchBytes, maxBatchBytes) }
+        let (sessionA, helloA) = SyncSession.start(configuration: configurationA, store: a, now: 10_000)
+        let (sessionB, helloB) = SyncSession.start(configuration: configurationB, store: b, now: 10_000)
         self.sessionA = sessionA
         self.sessionB = sessionB
         toB = helloA.frames
@@ -191,7 +193,8 @@ struct Dance {
     @Test func aLargeNoteTravelsInBoundedFrames() throws {
         let big = (0..<2_000).map { "paragraph \($0) " + String(repeating: "words ", count: 40) }
         let id = try a.createNote(title: "big", body: paragraphs(big), now: 1_000)
-        var dance = Dance(a, b)
+        // A small batch bound, so this note is far larger than a batch.
+        var dance = Dance(a, b, maxBatchBytes: 64 * 1024)
         var largest = 0
         for _ in 0..<1_000 {
             if dance.toA.isEmpty && dance.toB.isEmpty { break }

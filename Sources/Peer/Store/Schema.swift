@@ -11,17 +11,19 @@ enum Schema {
 
         -- Block contents, stored once by hash. `refs` counts the revisions whose body uses the
         -- block (each revision once), so purging and coalescing free blocks exactly.
+        -- Rowid tables with a unique hash: rows are appended in arrival order, so a catch-up
+        -- writes new pages instead of rewriting a b-tree clustered on random hashes.
         CREATE TABLE blocks (
-            hash BLOB PRIMARY KEY,
+            hash BLOB NOT NULL UNIQUE,
             refs INTEGER NOT NULL,
             data BLOB NOT NULL
-        ) WITHOUT ROWID;
+        );
 
         -- Immutable revisions. `parents` and `body` repeat what `data` encodes (concatenated
         -- 32-byte ids) so DAG walks and block bookkeeping need no decoding. A purged revision
         -- keeps its place in the DAG but not its content: `data` is empty and `purged` is 1.
         CREATE TABLE revisions (
-            id BLOB PRIMARY KEY,
+            id BLOB NOT NULL UNIQUE,
             record BLOB NOT NULL,
             kind INTEGER NOT NULL,
             hlc INTEGER NOT NULL,
@@ -31,7 +33,7 @@ enum Schema {
             tombstone INTEGER NOT NULL,
             purged INTEGER NOT NULL DEFAULT 0,
             data BLOB NOT NULL
-        ) WITHOUT ROWID;
+        );
         CREATE INDEX revisions_by_record ON revisions(record);
 
         -- The log: entry (replica, seq) names a revision; `stored` is the local storage order,

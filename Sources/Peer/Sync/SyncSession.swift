@@ -24,8 +24,11 @@ extension Replica: SyncStore {}
 public struct SyncSession {
     public struct Configuration: Sendable {
         public var deviceName: String
-        public var maxBatchEntries = 500
-        public var maxBatchBytes = 256 * 1024
+        /// A batch is one receiving transaction (one fsync with `synchronous=FULL`): large enough
+        /// that a catch-up of thousands of notes takes a handful of commits, small enough that the
+        /// window (4 batches) keeps memory flat. Live changes travel in batches of one.
+        public var maxBatchEntries = 2_000
+        public var maxBatchBytes = 2 * 1024 * 1024
         /// Unacknowledged batches allowed in flight.
         public var window = 4
         public var keepaliveInterval: UInt64 = 30_000
