@@ -142,6 +142,29 @@ import TestSupport
         #expect(b.vector == vector)
     }
 
+    @Test func anEditOfALongNoteTravelsAsBodyEdits() throws {
+        let texts = (0..<300).map { "paragraph \($0)" }
+        let id = try a.createNote(title: "Long", body: paragraphs(texts), now: 1_000)
+        try syncAll([a, b])
+        var edited = texts
+        edited[150] = "paragraph 150, reworded"
+        try a.editNote(id, NoteEdit(body: paragraphs(edited)), now: 2_000)
+        let entries = try a.entries(missingFrom: b.vector)
+        #expect(entries.count == 1)
+        guard case .edited(_, let edits, _, let blocks) = entries.first?.content else {
+            Issue.record("expected body edits, got \(String(describing: entries.first?.content))")
+            return
+        }
+        #expect(edits == [.keep(150), .skip(1), .insert([RevisionCodec.blockHash(paragraphs([edited[150]])[0].encoded())]), .keep(149)])
+        #expect(blocks.count == 1)
+        // What crosses the wire follows the change, not the note: far less than 300 block hashes.
+        let frame = FrameCodec.encode(.entries(EntriesBatch(batch: 1, epoch: 0, senderVector: a.vector, entries: entries)))
+        #expect(frame.count < 1_000)
+        try pull(into: b, from: a)
+        #expect(try b.note(id)?.body == paragraphs(edited))
+        try expectConverged([a, b])
+    }
+
     @Test func anEntryWhoseParentIsMissingIsRefusedWithNeed() throws {
         let id = try a.createNote(title: "Doc", body: paragraphs(["x"]), now: 1_000)
         try a.markOffered()

@@ -281,7 +281,8 @@ extension Replica {
         for id in erased.sorted() {
             guard let row = rows[id], !row.purged, !row.tombstone else { continue }
             try releaseBlocks(row.body)
-            try database.run("UPDATE revisions SET data = x'', body = x'', purged = 1 WHERE id = ?1", [.blob(id.bytes)])
+            // The body list stays: hashes reveal no text, and edits may be sent against it.
+            try database.run("UPDATE revisions SET data = x'', purged = 1 WHERE id = ?1", [.blob(id.bytes)])
         }
     }
 

@@ -90,14 +90,16 @@ extension Replica {
         return []
     }
 
-    /// Stores the DAG position of a revision whose content was purged on the peer that sent it.
+    /// Stores the DAG position of a revision whose content was purged on the peer that sent it
+    /// (its body list too: block hashes say nothing of the text, and later edits of a concurrent
+    /// branch may be sent as edits to it).
     func insertPurgedRevision(id: RevisionID, header: RevisionHeader) throws {
         try database.run(
-            "INSERT INTO revisions (\(Self.revisionColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, x'', ?7, 1, x'')",
+            "INSERT INTO revisions (\(Self.revisionColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, x'')",
             [
                 .blob(id.bytes), .blob(header.record.bytes), .integer(Int64(header.kind.rawValue)),
                 .integer(Int64(bitPattern: header.hlc.rawValue)), .blob(header.author.raw.bytes),
-                .blob(Self.concatenated(header.parents)), .integer(header.isTombstone ? 1 : 0),
+                .blob(Self.concatenated(header.parents)), .blob(Self.concatenated(header.body)), .integer(header.isTombstone ? 1 : 0),
             ])
     }
 

@@ -54,20 +54,30 @@ extension Replica {
         if row.purged {
             let header = RevisionHeader(
                 kind: row.kind, record: row.record, parents: row.parents, author: row.author, hlc: row.hlc,
-                isTombstone: row.tombstone, body: [])
+                isTombstone: row.tombstone, body: row.body)
             return EntryPayload(dot: dot, revision: id, content: .purged(header))
         }
         var inherited = Set<BlockHash>()
+        var firstParentBody: [BlockHash]?
         for parent in row.parents {
-            if let body = try database.first("SELECT body FROM revisions WHERE id = ?1", [.blob(parent.bytes)], { $0.blob(0) }) {
-                inherited.formUnion(Self.hashes(body))
+            if let body = try database.first("SELECT body FROM revisions WHERE id = ?1", [.blob(parent.bytes)], { Self.hashes($0.blob(0)) }) {
+                inherited.formUnion(body)
+                if parent == row.parents.first { firstParentBody = body }
             }
         }
         var added: [BlockHash] = []
         var seen = Set<BlockHash>()
         for hash in row.body where !inherited.contains(hash) && seen.insert(hash).inserted { added.append(hash) }
         let blocks = try blockData(added)
-        return EntryPayload(dot: dot, revision: id, content: .full(data: row.data, blocks: blocks))
+        let full = EntryPayload(dot: dot, revision: id, content: .full(data: row.data, blocks: blocks))
+        // A note edit travels as edits to its first parent's body when that is smaller: the
+        // receiver holds that parent (parents come first) and its body list (kept even when purged).
+        guard row.kind == .note, !row.tombstone, let parentBody = firstParentBody, let split = try BodyDelta.split(row.data) else {
+            return full
+        }
+        let edited = EntryPayload(dot: dot, revision: id, content: .edited(
+            prefix: Array(split.prefix), edits: BodyDelta.edits(from: parentBody, to: split.body), suffix: Array(split.suffix), blocks: blocks))
+        return edited.approximateSize < full.approximateSize ? edited : full
     }
 
     /// The encoded blocks for `hashes`; throws when one is not stored.
@@ -147,8 +157,27 @@ extension Replica {
                     outcome.applied += 1
                     continue
                 }
+                var content = entry.content
+                if case .edited(let prefix, let edits, let suffix, let blocks) = content {
+                    // Rebuild the canonical encoding from the first parent's body.
+                    guard let first = try? BodyDelta.parents(inPrefix: prefix).first else {
+                        outcome.rejected = "entry \(entry.dot): an edited revision must name a parent"
+                        break entryLoop
+                    }
+                    guard let parentBody = try database.first(
+                        "SELECT body FROM revisions WHERE id = ?1", [.blob(first.bytes)], { Self.hashes($0.blob(0)) })
+                    else {
+                        outcome.need = .parents([first])
+                        break entryLoop
+                    }
+                    guard let body = try? BodyDelta.apply(edits, to: parentBody) else {
+                        outcome.rejected = "entry \(entry.dot): its body edits do not fit the parent's body"
+                        break entryLoop
+                    }
+                    content = .full(data: BodyDelta.join(prefix: prefix, body: body, suffix: suffix), blocks: blocks)
+                }
                 let header: RevisionHeader
-                switch entry.content {
+                switch content {
                 case .purged(let stub):
                     header = stub
                 case .full(let data, _):
@@ -162,6 +191,8 @@ extension Replica {
                         outcome.rejected = "entry \(entry.dot): \(error)"
                         break entryLoop
                     }
+                case .edited:
+                    preconditionFailure("edited content was rebuilt into full content above")
                 }
                 var missingParents: [RevisionID] = []
                 for parent in header.parents where try !hasRevision(parent) { missingParents.append(parent) }
@@ -169,7 +200,9 @@ extension Replica {
                     outcome.need = .parents(missingParents)
                     break
                 }
-                switch entry.content {
+                switch content {
+                case .edited:
+                    preconditionFailure("edited content was rebuilt into full content above")
                 case .purged:
                     try insertPurgedRevision(id: entry.revision, header: header)
                 case .full(let data, let blocks):

@@ -1,11 +1,15 @@
 import Merge
 
 /// One log entry as it travels between replicas: its name, its revision, and either the
-/// encoded revision with the blocks it adds over its parents, or — when the sender purged that
-/// content — only the revision's place in the DAG.
+/// encoded revision with the blocks it adds over its parents (whole, or for a note edit with
+/// its body as edits to its first parent's body), or — when the sender purged that content —
+/// only the revision's place in the DAG.
 public struct EntryPayload: Hashable, Sendable {
     public enum Content: Hashable, Sendable {
         case full(data: [UInt8], blocks: [[UInt8]])
+        /// The encoding cut around the body list, which is sent as `edits` to the first
+        /// parent's body; the receiver rebuilds the encoding and checks its hash.
+        case edited(prefix: [UInt8], edits: [BodyEdit], suffix: [UInt8], blocks: [[UInt8]])
         case purged(RevisionHeader)
     }
 
@@ -23,7 +27,12 @@ public struct EntryPayload: Hashable, Sendable {
     public var approximateSize: Int {
         switch content {
         case .full(let data, let blocks): 64 + data.count + blocks.reduce(0) { $0 + $1.count + 4 }
-        case .purged(let header): 128 + header.parents.count * 32
+        case .edited(let prefix, let edits, let suffix, let blocks):
+            64 + prefix.count + suffix.count + edits.reduce(0) { size, edit in
+                if case .insert(let hashes) = edit { return size + 4 + hashes.count * 32 }
+                return size + 4
+            } + blocks.reduce(0) { $0 + $1.count + 4 }
+        case .purged(let header): 128 + (header.parents.count + header.body.count) * 32
         }
     }
 }

@@ -108,7 +108,11 @@ public enum FrameCodec {
     }
 
     enum ContentTag: UInt8 {
-        case full = 1, purged
+        case full = 1, purged, edited
+    }
+
+    enum EditTag: UInt8 {
+        case keep = 1, skip, insert
     }
 
     public static func encode(_ frame: Frame) -> [UInt8] {
@@ -265,6 +269,27 @@ public enum FrameCodec {
             writer.data(data)
             writer.varint(blocks.count)
             for block in blocks { writer.data(block) }
+        case .edited(let prefix, let edits, let suffix, let blocks):
+            writer.u8(ContentTag.edited.rawValue)
+            writer.data(prefix)
+            writer.varint(edits.count)
+            for edit in edits {
+                switch edit {
+                case .keep(let count):
+                    writer.u8(EditTag.keep.rawValue)
+                    writer.varint(count)
+                case .skip(let count):
+                    writer.u8(EditTag.skip.rawValue)
+                    writer.varint(count)
+                case .insert(let hashes):
+                    writer.u8(EditTag.insert.rawValue)
+                    writer.varint(hashes.count)
+                    for hash in hashes { writer.hash(hash) }
+                }
+            }
+            writer.data(suffix)
+            writer.varint(blocks.count)
+            for block in blocks { writer.data(block) }
         case .purged(let header):
             writer.u8(ContentTag.purged.rawValue)
             writer.u8(header.kind.rawValue)
@@ -274,6 +299,8 @@ public enum FrameCodec {
             writer.record(header.author.raw)
             writer.u64(header.hlc.rawValue)
             writer.bool(header.isTombstone)
+            writer.varint(header.body.count)
+            for hash in header.body { writer.hash(hash) }
         }
     }
 
@@ -303,7 +330,33 @@ public enum FrameCodec {
             let author = ReplicaID(try reader.record("author"))
             let hlc = HLC(rawValue: try reader.u64("hlc"))
             let tombstone = try reader.bool("tombstone flag")
-            content = .purged(RevisionHeader(kind: kind, record: record, parents: parents, author: author, hlc: hlc, isTombstone: tombstone, body: []))
+            let bodyCount = try reader.count("body count", cap: RevisionCodec.Limits.blocks)
+            guard bodyCount * 32 <= reader.remaining else { throw DecodeError("truncated body list") }
+            let body = try (0..<bodyCount).map { _ in try reader.hash("block hash") }
+            content = .purged(RevisionHeader(kind: kind, record: record, parents: parents, author: author, hlc: hlc, isTombstone: tombstone, body: body))
+        case .edited:
+            let prefix = try reader.data("revision prefix", cap: Limits.revisionBytes)
+            let editCount = try reader.count("body edit count", cap: RevisionCodec.Limits.blocks)
+            var edits: [BodyEdit] = []
+            edits.reserveCapacity(min(editCount, reader.remaining))
+            for _ in 0..<editCount {
+                let tag = try reader.u8("body edit")
+                switch EditTag(rawValue: tag) {
+                case .keep: edits.append(.keep(try reader.count("kept blocks", cap: RevisionCodec.Limits.blocks)))
+                case .skip: edits.append(.skip(try reader.count("skipped blocks", cap: RevisionCodec.Limits.blocks)))
+                case .insert:
+                    let count = try reader.count("inserted blocks", cap: RevisionCodec.Limits.blocks)
+                    guard count * 32 <= reader.remaining else { throw DecodeError("truncated inserted blocks") }
+                    edits.append(.insert(try (0..<count).map { _ in try reader.hash("block hash") }))
+                case nil: throw DecodeError("unknown body edit \(tag)")
+                }
+            }
+            let suffix = try reader.data("revision suffix", cap: Limits.revisionBytes)
+            let count = try reader.count("entry block count", cap: Limits.blocksPerFrame)
+            var blocks: [[UInt8]] = []
+            blocks.reserveCapacity(min(count, reader.remaining))
+            for _ in 0..<count { blocks.append(try reader.data("block", cap: Limits.blockBytes)) }
+            content = .edited(prefix: prefix, edits: edits, suffix: suffix, blocks: blocks)
         case nil:
             throw DecodeError("unknown entry content type \(contentTag)")
         }
