@@ -1,6 +1,13 @@
 #ifndef NOTESD_CSQLITE_SHIM_H
 #define NOTESD_CSQLITE_SHIM_H
 #include <sqlite3.h>
+#include <malloc.h>
+
+/// glibc's malloc_trim, which Swift's Glibc module does not export: after a catch-up the
+/// replica returns the heap pages its big batches left behind, so an idle daemon stays small.
+static inline void notesd_release_free_heap(void) {
+    malloc_trim(0);
+}
 
 /// SQLITE_TRANSIENT is a macro casting -1 to a function pointer, which Swift cannot import:
 /// this wrapper binds text that SQLite must copy before the call returns.

@@ -1,3 +1,4 @@
+import CSQLite
 import Merge
 
 /// The result of applying a batch: how far it got, and why it stopped if it stopped early.
@@ -123,12 +124,15 @@ extension Replica {
         largeCache = true
     }
 
-    /// Gives the catch-up cache back once the replica is idle again (an idle daemon stays small).
+    /// Gives memory back once the replica is idle again (an idle daemon stays small): the
+    /// catch-up page cache, SQLite's other caches, and the heap pages a big batch left behind.
     public func releaseMemory() throws {
-        guard largeCache else { return }
-        try database.execute("PRAGMA cache_size = -2000")
+        if largeCache {
+            try database.execute("PRAGMA cache_size = -2000")
+            largeCache = false
+        }
         try database.execute("PRAGMA shrink_memory")
-        largeCache = false
+        notesd_release_free_heap()
     }
 
     // MARK: - Receiving

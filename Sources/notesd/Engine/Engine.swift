@@ -350,6 +350,7 @@ final class Engine: @unchecked Sendable {
         if caughtUp && !link.caughtUp {
             link.caughtUp = true
             links[id] = link
+            // Everyone caught up (a catch-up just ended, in either direction): give memory back.
             if links.values.allSatisfy({ $0.session == nil || $0.caughtUp }) { try? replica.releaseMemory() }
             persistPeer(link, error: nil, synced: true)
             if let target = link.target { updateTarget(target) { $0.retries = 0; $0.lastError = nil } }
