@@ -5,6 +5,10 @@ SWIFT ?= swift
 BINDIR := $(DESTDIR)$(PREFIX)/bin
 UNITDIR := $(DESTDIR)$(PREFIX)/lib/systemd
 RELEASE := .build/release
+# Release binaries link the Swift runtime and Foundation statically: they run without the
+# toolchain's libraries installed (make install, systemd units) and an idle notesd maps ~6 MB
+# less of shared libraries (docs/benchmarks.md).
+RELEASE_FLAGS := -c release -Xswiftc -static-stdlib
 
 .PHONY: help deps test-deps build run test install clean
 
@@ -21,7 +25,7 @@ test-deps:
 	@scripts/install-deps test
 
 build: deps
-	$(SWIFT) build -c release
+	$(SWIFT) build $(RELEASE_FLAGS)
 
 run: build
 	$(RELEASE)/notesd
