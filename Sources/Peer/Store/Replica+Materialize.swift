@@ -119,10 +119,13 @@ extension Replica {
     func materialize(_ record: RecordID, kind: RecordKind) throws {
         let heads = try heads(of: record)
         guard !heads.isEmpty else { return }
-        let hasTombstone = try database.first(
+        // A record whose one head has no parents is new: no history, so no tombstone to look for.
+        let single = heads.count == 1 ? try revisionRow(heads[0]) : nil
+        let isNew = single.map(\.parents.isEmpty) ?? false
+        let hasTombstone = isNew ? false : try database.first(
             "SELECT 1 FROM revisions WHERE record = ?1 AND tombstone = 1 LIMIT 1", [.blob(record.bytes)]) { _ in true } ?? false
         let everything = heads.count > 1 || hasTombstone
-        let allRows = everything ? try revisionRows(record: record) : [try revisionRow(heads[0])!]
+        let allRows = everything ? try revisionRows(record: record) : [single!]
         let rows = Dictionary(allRows.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let dag = RecordDAG(everything ? allRows : [])
         let erased = dag.erasedByTombstones(allRows)
@@ -216,10 +219,10 @@ extension Replica {
                 body.append(hash)
             }
         }
-        try writeNoteRow(id, RevisionCodec.NoteFields(note, body: body), hlc: version.stamp.hlc)
+        try writeNoteRow(id, RevisionCodec.NoteFields(note, body: body), hlc: version.stamp.hlc, hadRow: wasTrashed != nil)
     }
 
-    func writeNoteRow(_ id: NoteID, _ note: RevisionCodec.NoteFields<BlockHash>, hlc: HLC) throws {
+    func writeNoteRow(_ id: NoteID, _ note: RevisionCodec.NoteFields<BlockHash>, hlc: HLC, hadRow: Bool) throws {
         try database.run(
             """
             INSERT INTO notes (id, title, body, folder, trashed, pinned, color, created, modified, conflict_of, hlc)
@@ -235,7 +238,7 @@ extension Replica {
                 .integer(Int64(bitPattern: note.modified)), note.conflictOf.map { .blob($0.bytes) } ?? .null,
                 .integer(Int64(bitPattern: hlc.rawValue)),
             ])
-        try database.run("DELETE FROM note_tags WHERE note = ?1", [.blob(id.bytes)])
+        if hadRow { try database.run("DELETE FROM note_tags WHERE note = ?1", [.blob(id.bytes)]) }
         for tag in note.tags {
             try database.run("INSERT INTO note_tags (note, tag) VALUES (?1, ?2)", [.blob(id.bytes), .text(tag)])
         }

@@ -113,15 +113,24 @@ extension Replica {
 
     /// Adds log entry `dot` for `revision` and advances the vector. Entries of one replica
     /// arrive in order, so the vector stays "highest contiguous".
+    /// The vector's rows are written once per transaction (`flushVector`), not once per entry.
     func appendLog(_ dot: Dot, revision: RevisionID) throws {
         precondition(dot.seq == vector[dot.replica] + 1, "log entry \(dot) would leave a gap after \(vector[dot.replica])")
         try database.run(
             "INSERT INTO log (replica, seq, revision) VALUES (?1, ?2, ?3)",
             [.blob(dot.replica.raw.bytes), .integer(Int64(dot.seq)), .blob(revision.bytes)])
-        try database.run(
-            "INSERT INTO vector (replica, seq) VALUES (?1, ?2) ON CONFLICT(replica) DO UPDATE SET seq = excluded.seq",
-            [.blob(dot.replica.raw.bytes), .integer(Int64(dot.seq))])
         vector[dot.replica] = dot.seq
+        changedVectorEntries.insert(dot.replica)
+    }
+
+    /// Writes the vector entries this transaction advanced.
+    func flushVector() throws {
+        for replica in changedVectorEntries.sorted() {
+            try database.run(
+                "INSERT INTO vector (replica, seq) VALUES (?1, ?2) ON CONFLICT(replica) DO UPDATE SET seq = excluded.seq",
+                [.blob(replica.raw.bytes), .integer(Int64(vector[replica]))])
+        }
+        changedVectorEntries.removeAll()
     }
 
     func nextOwnDot() -> Dot { Dot(replica: replicaID, seq: vector[replicaID] + 1) }

@@ -40,6 +40,8 @@ public final class Replica {
     let randomBytes: (Int) -> [UInt8]
     /// The page cache is raised for a catch-up (see `useLargeCache`).
     var largeCache = false
+    /// Replicas whose vector entry the transaction in progress advanced (see `flushVector`).
+    var changedVectorEntries = Set<ReplicaID>()
     private let lock: FileLock
     /// Fault injection for the simulation: called at points inside write transactions; when it
     /// throws, the transaction rolls back exactly as a crash at that point would leave it.
@@ -100,9 +102,11 @@ public final class Replica {
         if database.isInTransaction { return try database.transaction(body) }
         let savedClock = clock, savedVector = vector, savedOffered = offeredSeq
         pendingChanges = Changes()
+        changedVectorEntries.removeAll()
         do {
             let result = try database.transaction {
                 let result = try body()
+                try flushVector()
                 try setMeta("clock", clock.rawValue)
                 return result
             }
