@@ -344,7 +344,14 @@ public struct SyncSession {
     private mutating func receiveBatch(
         _ batch: EntriesBatch, running: inout Running, store: SyncStore, now: UInt64, output: inout Output
     ) throws {
-        guard batch.epoch >= running.receiver.epoch else { return }  // void: sent before a restart
+        guard batch.epoch >= running.receiver.epoch else {
+            // Void: sent before a restart we asked for. If we still lack what it carries, our
+            // request may have been lost: ask again.
+            if !store.vector.dominates(batch.senderVector) {
+                output.frames.append(.rewind(epoch: running.receiver.epoch, vector: store.vector))
+            }
+            return
+        }
         running.receiver.epoch = batch.epoch
         running.receiver.peerVector = running.receiver.peerVector.merged(with: batch.senderVector)
         let outcome = try store.apply(batch.entries, now: now)
@@ -375,6 +382,12 @@ public struct SyncSession {
 
     /// Sends batches while the window allows and there is something the peer lacks.
     private func pump(_ running: inout Running, store: SyncStore, now: UInt64, output: inout Output) throws {
+        // Every batch is acknowledged, yet the peer lacks something we sent: it refused part of
+        // a batch and its request to restart was lost. Restart from what it has, in a new epoch.
+        if running.sender.inflight.isEmpty && !running.sender.ackedVector.dominates(running.sender.sentVector) {
+            running.sender.epoch &+= 1
+            running.sender.sentVector = running.sender.ackedVector
+        }
         while running.sender.inflight.count < configuration.window {
             let entries = try store.entries(
                 missingFrom: running.sender.sentVector, maxCount: configuration.maxBatchEntries,
