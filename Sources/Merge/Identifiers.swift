@@ -37,10 +37,7 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
         self.init(bytes: bytes)
     }
 
-    public var bytes: [UInt8] {
-        (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * $0)) }
-            + (0..<8).map { UInt8(truncatingIfNeeded: low >> (56 - 8 * $0)) }
-    }
+    public var bytes: [UInt8] { bigEndianBytes([high, low]) }
 
     public var description: String {
         let hex = Hex.encode(bytes)
@@ -93,9 +90,7 @@ public struct Hash256: Hashable, Comparable, Sendable, CustomStringConvertible {
         self.init(bytes: bytes)
     }
 
-    public var bytes: [UInt8] {
-        [word0, word1, word2, word3].flatMap { word in (0..<8).map { UInt8(truncatingIfNeeded: word >> (56 - 8 * $0)) } }
-    }
+    public var bytes: [UInt8] { bigEndianBytes([word0, word1, word2, word3]) }
 
     public var description: String { Hex.encode(bytes) }
     /// The first 12 hex digits, for logs and `notesctl log`.
@@ -153,6 +148,20 @@ public struct Stamp: Hashable, Comparable, Sendable {
     }
 
     public static func < (lhs: Stamp, rhs: Stamp) -> Bool { (lhs.hlc, lhs.revision) < (rhs.hlc, rhs.revision) }
+}
+
+/// The words' bytes, most significant first, written straight into one array (ids are turned
+/// into bytes for every SQL statement that names them).
+@inlinable
+func bigEndianBytes(_ words: [UInt64]) -> [UInt8] {
+    [UInt8](unsafeUninitializedCapacity: words.count * 8) { buffer, count in
+        for (index, word) in words.enumerated() {
+            withUnsafeBytes(of: word.bigEndian) { raw in
+                for offset in 0..<8 { buffer[index * 8 + offset] = raw[offset] }
+            }
+        }
+        count = words.count * 8
+    }
 }
 
 /// Lower-case hex, for ids in text form.

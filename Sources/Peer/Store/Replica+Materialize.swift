@@ -131,6 +131,11 @@ extension Replica {
         let erased = dag.erasedByTombstones(allRows)
         try purgeContent(of: erased, rows: rows)
         switch kind {
+        case .note where heads.count == 1 && erased.isEmpty && !(single?.purged ?? true):
+            // One head: the state is that revision as stored; no block needs reading.
+            let row = single!
+            guard case .note(let stored) = try RevisionCodec.decodeStored(row.data).content else { return }
+            try writeNoteRow(record, stored, stamp: row.stamp)
         case .note:
             var blockHashes: [Block: BlockHash] = [:]
             let (version, conflicts) = try foldHeads(
@@ -191,19 +196,11 @@ extension Replica {
 
     // MARK: - Writing materialised state
 
+    /// Writes a merged note (with its blocks): hashes each block the merge composed itself.
     private func writeNote(_ id: NoteID, _ version: Version<Note>, blockHashes: [Block: BlockHash]) throws {
-        let wasTrashed = try database.first("SELECT trashed FROM notes WHERE id = ?1", [.blob(id.bytes)]) { $0.int(0) != 0 }
         guard case .live(let note) = version.record else {
-            if wasTrashed != nil {
-                try database.run("DELETE FROM notes WHERE id = ?1", [.blob(id.bytes)])
-                pendingChanges.note(id, .purged)
-            }
+            try writeNoteRow(id, .tombstone, stamp: version.stamp)
             return
-        }
-        switch wasTrashed {
-        case nil: pendingChanges.note(id, .created)
-        case .some(let trashed) where trashed != note.trashed: pendingChanges.note(id, note.trashed ? .trashed : .restored)
-        case .some: pendingChanges.note(id, .edited)
         }
         var body: [BlockHash] = []
         body.reserveCapacity(note.body.count)
@@ -219,10 +216,29 @@ extension Replica {
                 body.append(hash)
             }
         }
-        try writeNoteRow(id, RevisionCodec.NoteFields(note, body: body), hlc: version.stamp.hlc, hadRow: wasTrashed != nil)
+        try writeNoteRow(id, .live(RevisionCodec.NoteFields(note, body: body)), stamp: version.stamp)
     }
 
-    func writeNoteRow(_ id: NoteID, _ note: RevisionCodec.NoteFields<BlockHash>, hlc: HLC, hadRow: Bool) throws {
+    /// Writes (or, for a tombstone, deletes) a note's materialised row and records how its
+    /// visible state changed.
+    func writeNoteRow(_ id: NoteID, _ record: Record<RevisionCodec.NoteFields<BlockHash>>, stamp: Stamp) throws {
+        let wasTrashed = try database.first("SELECT trashed FROM notes WHERE id = ?1", [.blob(id.bytes)]) { $0.int(0) != 0 }
+        guard case .live(let note) = record else {
+            if wasTrashed != nil {
+                try database.run("DELETE FROM notes WHERE id = ?1", [.blob(id.bytes)])
+                pendingChanges.note(id, .purged)
+            }
+            return
+        }
+        switch wasTrashed {
+        case nil: pendingChanges.note(id, .created)
+        case .some(let trashed) where trashed != note.trashed: pendingChanges.note(id, note.trashed ? .trashed : .restored)
+        case .some: pendingChanges.note(id, .edited)
+        }
+        try upsertNoteRow(id, note, hlc: stamp.hlc, hadRow: wasTrashed != nil)
+    }
+
+    private func upsertNoteRow(_ id: NoteID, _ note: RevisionCodec.NoteFields<BlockHash>, hlc: HLC, hadRow: Bool) throws {
         try database.run(
             """
             INSERT INTO notes (id, title, body, folder, trashed, pinned, color, created, modified, conflict_of, hlc)
