@@ -9,6 +9,12 @@ static inline void notesd_release_free_heap(void) {
     malloc_trim(0);
 }
 
+/// Fixes glibc's mmap threshold at 256 KiB: by default it grows after each large free, after
+/// which multi-megabyte sync batches come from the heap and their pages stay with the process.
+static inline void notesd_keep_large_buffers_mapped(void) {
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+}
+
 /// SQLITE_TRANSIENT is a macro casting -1 to a function pointer, which Swift cannot import:
 /// this wrapper binds text that SQLite must copy before the call returns.
 static inline int notesd_sqlite3_bind_text_copy(sqlite3_stmt *stmt, int index, const char *text, int length) {

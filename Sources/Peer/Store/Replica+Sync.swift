@@ -124,6 +124,10 @@ extension Replica {
         largeCache = true
     }
 
+    /// Makes big buffers (sync batches) go straight back to the system when freed. Process-wide;
+    /// the daemon calls it once at start.
+    public static func keepLargeBuffersMapped() { notesd_keep_large_buffers_mapped() }
+
     /// Gives memory back once the replica is idle again (an idle daemon stays small): the
     /// catch-up page cache, SQLite's other caches, and the heap pages a big batch left behind.
     public func releaseMemory() throws {

@@ -18,6 +18,7 @@ final class EngineDaemon: DaemonEngine {
     static func start(_ startup: DaemonStartup) async throws -> any DaemonEngine {
         let config = startup.config
         let log = startup.log
+        Replica.keepLargeBuffersMapped()
         let replica = try Replica(path: config.dataDirectory + "/notes.db")
         let identity = try Peer.DeviceIdentity.loadOrCreate(inDirectory: config.dataDirectory)
         let household = try HouseholdKey(directory: config.dataDirectory)
