@@ -300,14 +300,16 @@ final class NotifyListener: Sendable {
 }
 
 @Suite struct StopLatchTests {
-    @Test func aTriggerBeforeOrAfterWaitingEndsTheWait() async {
+    @Test func aTriggerBeforeOrAfterWaitingEndsEveryWait() async throws {
         let early = StopLatch()
         early.trigger()
-        await early.wait()
+        early.wait()
+        early.wait()
+
         let late = StopLatch()
-        async let waited: Void = late.wait()
+        let waiters = (0..<3).map { _ in Task { try await blocking { late.wait() } } }
         late.trigger()
         late.trigger()
-        await waited
+        for waiter in waiters { try await waiter.value }
     }
 }
