@@ -5,9 +5,9 @@ import TestSupport
 /// DESIGN §11: an idle daemon does not wake up on a timer it does not need. On Linux,
 /// libdispatch's first use of a global (root) queue — which is also where Swift concurrency
 /// runs tasks — arms a 1-second workqueue-monitor timer that never stops, on the timerfd its
-/// timer sources share. notesd uses no dispatch timer while running without systemd's
-/// watchdog (the engine's timers run on its own thread, `EngineThread`), so after serving
-/// requests and dialling a peer no timerfd may be armed. (Checked against a build with one
+/// timer sources share. notesd uses no dispatch timer (the engine's timers run on its own
+/// thread, `EngineThread`, and the watchdog's on another), so after serving requests and
+/// dialling a peer no timerfd may be armed. (Checked against a build with one
 /// `DispatchQueue.global().async {}` added at start-up: that fails here.)
 @Suite(.serialized) struct IdleTests {
     @Test func aServedDaemonArmsNoDispatchTimer() async throws {

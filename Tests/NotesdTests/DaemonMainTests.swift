@@ -124,13 +124,16 @@ final class FakeEngine: DaemonEngine {
         #expect(received == ["READY=1\nSTATUS=Serving \(setup.config.socketPath)", "WATCHDOG=1", "WATCHDOG=1"])
         #expect(engine.heartbeats.load(ordering: .relaxed) >= 2)
         stop.trigger()
-        #expect(try await daemon.value == .success)
-        // Pings that were in flight may come before STOPPING=1; nothing after it.
+        // Read while the daemon stops: with pings every 10 ms the socket's queue (10 datagrams
+        // by default) fills, and STOPPING=1, unlike a ping, waits for room.
         let rest = try await blocking {
             var messages: [String] = []
             while messages.last != "STOPPING=1" { messages.append(try notify.receive()) }
             return messages
         }
+        #expect(try await daemon.value == .success)
+        // Pings that were in flight may come before STOPPING=1; nothing after it.
         #expect(rest.dropLast().allSatisfy { $0 == "WATCHDOG=1" })
+        #expect(throws: TestFailure.self) { try notify.receive(waitingAtMost: 0) }
     }
 }

@@ -43,8 +43,8 @@ enum DaemonExitStatus: Int32 {
 /// The process's life: parse the command line, claim the control socket, start the engine,
 /// tell systemd it is ready, serve until SIGTERM/SIGINT, shut down in reverse order.
 ///
-/// The daemon runs only on threads it owns (main, control server, network, Avahi) and on
-/// labelled serial dispatch queues — no `async`/`await`, no `Task`, no
+/// The daemon runs only on threads it owns (main, control server, network, engine, watchdog,
+/// Avahi) and on labelled serial dispatch queues — no `async`/`await`, no `Task`, no
 /// `DispatchQueue.global()` or concurrent queue. On Linux, libdispatch's first use of a
 /// global (root) queue, which is also where Swift concurrency runs tasks, starts a timer that
 /// wakes the process every second for as long as it lives; DESIGN §11 allows an idle daemon
@@ -156,24 +156,24 @@ enum DaemonMain {
 }
 
 /// Pings systemd's watchdog at half its timeout, each ping after the engine's queue answered
-/// a heartbeat, from a timer on its own serial queue. While the engine is stuck, the timer's
-/// firings coalesce behind the blocked heartbeat instead of piling up.
-///
-/// `@unchecked Sendable`: `timer` is set once in `init`, and a Dispatch source's `cancel()`
-/// may be called from any thread.
-final class Watchdog: @unchecked Sendable {
-    private let queue = DispatchQueue(label: "notesd.watchdog")
-    private let timer: any DispatchSourceTimer
+/// a heartbeat, from a thread of its own that sleeps in between. Not a dispatch timer: that
+/// runs its handler on a libdispatch worker thread, which exits 5 s later, one more wake-up
+/// per ping (DESIGN §11).
+final class Watchdog: Sendable {
+    private let stopRequested = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
 
     private init(interval: Duration, notifier: SystemdNotifier, engine: any DaemonEngine, log: Log) {
-        timer = DispatchSource.makeTimerSource(queue: queue)
         let nanoseconds = Int(clamping: interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000)
-        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
-        timer.setEventHandler {
-            engine.heartbeat()
-            DaemonMain.notify(log) { try notifier.watchdog() }
+        let thread = Thread { [stopRequested, finished] in
+            while stopRequested.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .timedOut {
+                engine.heartbeat()
+                DaemonMain.notify(log) { try notifier.watchdog() }
+            }
+            finished.signal()
         }
-        timer.resume()
+        thread.name = "notesd-watchdog"
+        thread.start()
     }
 
     /// `nil` when no watchdog is configured (`WATCHDOG_USEC` unset or for another process).
@@ -184,9 +184,10 @@ final class Watchdog: @unchecked Sendable {
     }
 
     /// No ping starts after this, and a ping in progress has been sent when it returns.
+    /// Call it once.
     func stop() {
-        timer.cancel()
-        queue.sync {}
+        stopRequested.signal()
+        finished.wait()
     }
 }
 
