@@ -41,13 +41,11 @@ final class FakeEngine: DaemonEngine {
         let engine = FakeEngine()
         let started = Mutex<[DaemonConfig]>([])
         let stop = StopLatch()
-        let daemon = Task { [config = setup.config, log = setup.captured.log, notifyPath = setup.notify.address] in
-            try await blocking {
-                DaemonMain.serve(config: config, environment: ["NOTIFY_SOCKET": notifyPath], log: log, startEngine: { startup in
-                    started.withLock { $0.append(startup.config) }
-                    return engine
-                }, waitForStop: { stop.wait() })
-            }
+        let daemon = BackgroundThread { [config = setup.config, log = setup.captured.log, notifyPath = setup.notify.address] in
+            DaemonMain.serve(config: config, environment: ["NOTIFY_SOCKET": notifyPath], log: log, startEngine: { startup in
+                started.withLock { $0.append(startup.config) }
+                return engine
+            }, waitForStop: { stop.wait() })
         }
         let notify = setup.notify
         #expect(try await blocking { try notify.receive() } == "READY=1\nSTATUS=Serving \(setup.config.socketPath)")
@@ -114,10 +112,8 @@ final class FakeEngine: DaemonEngine {
         let engine = FakeEngine()
         let stop = StopLatch()
         let environment = ["NOTIFY_SOCKET": setup.notify.address, "WATCHDOG_USEC": "20000", "WATCHDOG_PID": String(getpid())]
-        let daemon = Task { [config = setup.config, log = setup.captured.log] in
-            try await blocking {
-                DaemonMain.serve(config: config, environment: environment, log: log, startEngine: { _ in engine }, waitForStop: { stop.wait() })
-            }
+        let daemon = BackgroundThread { [config = setup.config, log = setup.captured.log] in
+            DaemonMain.serve(config: config, environment: environment, log: log, startEngine: { _ in engine }, waitForStop: { stop.wait() })
         }
         let notify = setup.notify
         let received = try await blocking { try (0..<3).map { _ in try notify.receive() } }

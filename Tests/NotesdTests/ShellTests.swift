@@ -324,7 +324,7 @@ final class NotifyListener: Sendable {
         early.wait()
 
         let late = StopLatch()
-        let waiters = (0..<3).map { _ in Task { try await blocking { late.wait() } } }
+        let waiters = (0..<3).map { _ in BackgroundThread { late.wait() } }
         late.trigger()
         late.trigger()
         for waiter in waiters { try await waiter.value }

@@ -16,6 +16,31 @@ func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thr
     }
 }
 
+/// Runs `body` on a thread of its own, started at once — a `Task` may wait seconds for a
+/// thread of the cooperative pool while other tests keep it busy; `value` waits for the result.
+final class BackgroundThread<T: Sendable>: Sendable {
+    private let result = Mutex<T?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ body: @escaping @Sendable () -> T) {
+        Thread { [self] in
+            let value = body()
+            result.withLock { $0 = value }
+            done.signal()
+        }.start()
+    }
+
+    var value: T {
+        get async throws {
+            try await blocking {
+                self.done.wait()
+                self.done.signal()
+                return self.result.withLock { $0! }
+            }
+        }
+    }
+}
+
 /// Waits for `condition`, checking it every millisecond for at most `timeout`; `false` if it
 /// never held. For conditions that change on other threads (no sleeping in their place).
 func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
