@@ -206,18 +206,21 @@ public struct IncomingRequest: Sendable {
         })
     }
 
-    /// `respond(to:_:)` for an asynchronous handler.
-    public func respond<M: ControlMethod>(to method: M.Type, _ body: (M.Params) async throws -> M.Result) async -> Data {
-        let outcome: Result<M.Result, RPCError>
+    /// `respond(to:_:)` for a handler that answers later (after a hop to another queue, or
+    /// a wait): `start` gets the params and a completion to call once with the outcome;
+    /// `reply` gets the response line. Params that do not decode are answered at once.
+    public func respond<M: ControlMethod>(
+        to method: M.Type, reply: @escaping @Sendable (Data) -> Void,
+        _ start: (M.Params, _ complete: @escaping @Sendable (Result<M.Result, RPCError>) -> Void) -> Void
+    ) {
+        let params: M.Params
         do {
-            let params = try params(M.Params.self)
-            outcome = .success(try await body(params))
-        } catch let error as RPCError {
-            outcome = .failure(error)
+            params = try self.params(M.Params.self)
         } catch {
-            outcome = .failure(.internalError(String(describing: error)))
+            return reply(ControlWire.error(id: id, error))
         }
-        return ControlWire.response(id: id, outcome)
+        let id = id
+        start(params) { outcome in reply(ControlWire.response(id: id, outcome)) }
     }
 
     /// A `DecodingError` as one phrase naming the offending key path, e.g.

@@ -162,11 +162,15 @@ public final class StaticPeers: PeerSource {
         delivery.drain()
     }
 
-    /// Resolves on a global queue, then reports under the lock — only if the endpoint is still
-    /// there (same token) and the source still runs, so `.found` never follows its `.lost`.
-    /// Called with the state locked, after counting the lookup in `resolutionsInFlight`.
+    /// Resolves on a serial queue of its own (so a slow name server delays no other lookup),
+    /// then reports under the lock — only if the endpoint is still there (same token) and the
+    /// source still runs, so `.found` never follows its `.lost`. Called with the state locked,
+    /// after counting the lookup in `resolutionsInFlight`.
+    ///
+    /// Never a global or concurrent queue: on Linux their first use starts a libdispatch
+    /// timer that wakes the daemon every second for good (DESIGN §11).
     private func resolveInBackground(_ endpoint: PeerEndpoint, token: UInt64, generation: UInt64) {
-        DispatchQueue.global().async { [self] in
+        DispatchQueue(label: "notesd.discovery.resolve").async { [self] in
             let addresses = resolve(endpoint)
             state.withLock { state in
                 state.resolutionsInFlight -= 1

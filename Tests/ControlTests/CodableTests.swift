@@ -1,5 +1,6 @@
 import Control
 import Foundation
+import Synchronization
 import Testing
 
 /// Every method's params and result survive the full wire path: the client's request line
@@ -241,10 +242,36 @@ import Testing
         #expect(internalError.code == .internalError)
     }
 
-    @Test func asyncRespondMatchesSync() async throws {
+    @Test func completionRespondMatchesSync() throws {
         let request = try IncomingRequest.parse(Data(#"{"jsonrpc":"2.0","id":2,"method":"status"}"#.utf8)).get()
-        let line = await request.respond(to: ControlMethods.Status.self) { _ async throws in Samples.status }
-        #expect(line == request.respond(to: ControlMethods.Status.self) { _ in Samples.status })
+        let lines = Mutex<[Data]>([])
+        request.respond(to: ControlMethods.Status.self, reply: { line in lines.withLock { $0.append(line) } }) { _, complete in
+            complete(.success(Samples.status))
+        }
+        #expect(lines.withLock { $0 } == [request.respond(to: ControlMethods.Status.self) { _ in Samples.status }])
+
+        let notFound = RPCError.notFound(.note, "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b")
+        request.respond(to: ControlMethods.Status.self, reply: { line in lines.withLock { $0.append(line) } }) { _, complete in
+            complete(.failure(notFound))
+        }
+        #expect(lines.withLock { $0.last } == ControlWire.error(id: .number(2), notFound))
+    }
+
+    @Test func completionRespondAnswersBadParamsWithoutStarting() throws {
+        let request = try IncomingRequest.parse(Data(#"{"jsonrpc":"2.0","id":3,"method":"notes.trash","params":{"id":7}}"#.utf8)).get()
+        let lines = Mutex<[Data]>([])
+        let started = Mutex(false)
+        request.respond(to: ControlMethods.NotesTrash.self, reply: { line in lines.withLock { $0.append(line) } }) { _, _ in
+            started.withLock { $0 = true }
+        }
+        #expect(!started.withLock { $0 })
+        let only = try #require(lines.withLock { $0.count == 1 ? $0.first : nil })
+        guard case .response(let id, .error(let error)) = try IncomingMessage.parse(only.dropLast()) else {
+            Issue.record("not an error")
+            return
+        }
+        #expect(id == .number(3))
+        #expect(error.code == .invalidParams)
     }
 
     @Test func anAnswerOverTheLineCapBecomesAnError() throws {

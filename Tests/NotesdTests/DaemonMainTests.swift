@@ -14,8 +14,8 @@ final class FakeEngine: DaemonEngine {
     let heartbeats = Atomic<Int>(0)
     let shutdowns = Atomic<Int>(0)
 
-    func heartbeat() async { heartbeats.add(1, ordering: .relaxed) }
-    func shutdown() async { shutdowns.add(1, ordering: .relaxed) }
+    func heartbeat() { heartbeats.add(1, ordering: .relaxed) }
+    func shutdown() { shutdowns.add(1, ordering: .relaxed) }
 }
 
 /// `DaemonMain.serve`: the order of start-up and shutdown, with systemd's notification
@@ -41,11 +41,11 @@ final class FakeEngine: DaemonEngine {
         let engine = FakeEngine()
         let started = Mutex<[DaemonConfig]>([])
         let stop = StopLatch()
-        let daemon = Task { [config = setup.config, log = setup.captured.log, notifyPath = setup.notify.address] in
-            await DaemonMain.serve(config: config, environment: ["NOTIFY_SOCKET": notifyPath], log: log, startEngine: { startup in
+        let daemon = BackgroundThread { [config = setup.config, log = setup.captured.log, notifyPath = setup.notify.address] in
+            DaemonMain.serve(config: config, environment: ["NOTIFY_SOCKET": notifyPath], log: log, startEngine: { startup in
                 started.withLock { $0.append(startup.config) }
                 return engine
-            }, waitForStop: { await stop.wait() })
+            }, waitForStop: { stop.wait() })
         }
         let notify = setup.notify
         #expect(try await blocking { try notify.receive() } == "READY=1\nSTATUS=Serving \(setup.config.socketPath)")
@@ -61,7 +61,7 @@ final class FakeEngine: DaemonEngine {
 
         stop.trigger()
         #expect(try await blocking { try notify.receive() } == "STOPPING=1")
-        #expect(await daemon.value == .success)
+        #expect(try await daemon.value == .success)
         #expect(engine.shutdowns.load(ordering: .relaxed) == 1)
         #expect(ControlListenerTests.mode(setup.config.socketPath) == nil)
         #expect(try await blocking { try client.readUntilClosed() } == [])
@@ -73,7 +73,7 @@ final class FakeEngine: DaemonEngine {
         let first = try ControlListener.bind(path: setup.config.socketPath)
         defer { first.close() }
         let starts = Atomic<Int>(0)
-        let status = await DaemonMain.serve(config: setup.config, environment: [:], log: setup.captured.log, startEngine: { _ in
+        let status = DaemonMain.serve(config: setup.config, environment: [:], log: setup.captured.log, startEngine: { _ in
             starts.add(1, ordering: .relaxed)
             return FakeEngine()
         }, waitForStop: {})
@@ -88,7 +88,7 @@ final class FakeEngine: DaemonEngine {
 
     @Test func anEngineThatCannotStartEndsTheProcessAndFreesTheSocket() async throws {
         let setup = try Setup()
-        let status = await DaemonMain.serve(config: setup.config, environment: [:], log: setup.captured.log, startEngine: { _ in
+        let status = DaemonMain.serve(config: setup.config, environment: [:], log: setup.captured.log, startEngine: { _ in
             throw EngineFailure()
         }, waitForStop: {})
         #expect(status == .failure)
@@ -102,7 +102,7 @@ final class FakeEngine: DaemonEngine {
         let file = setup.directory.file("plain-file")
         #expect(FileManager.default.createFile(atPath: file, contents: Data()))
         config.dataDirectory = file + "/notesd"
-        let status = await DaemonMain.serve(config: config, environment: [:], log: setup.captured.log, startEngine: { _ in FakeEngine() }, waitForStop: {})
+        let status = DaemonMain.serve(config: config, environment: [:], log: setup.captured.log, startEngine: { _ in FakeEngine() }, waitForStop: {})
         #expect(status == .failure)
         #expect(setup.captured.contains("cannot create the data directory \(file)/notesd: Not a directory"))
     }
@@ -112,21 +112,24 @@ final class FakeEngine: DaemonEngine {
         let engine = FakeEngine()
         let stop = StopLatch()
         let environment = ["NOTIFY_SOCKET": setup.notify.address, "WATCHDOG_USEC": "20000", "WATCHDOG_PID": String(getpid())]
-        let daemon = Task { [config = setup.config, log = setup.captured.log] in
-            await DaemonMain.serve(config: config, environment: environment, log: log, startEngine: { _ in engine }, waitForStop: { await stop.wait() })
+        let daemon = BackgroundThread { [config = setup.config, log = setup.captured.log] in
+            DaemonMain.serve(config: config, environment: environment, log: log, startEngine: { _ in engine }, waitForStop: { stop.wait() })
         }
         let notify = setup.notify
         let received = try await blocking { try (0..<3).map { _ in try notify.receive() } }
         #expect(received == ["READY=1\nSTATUS=Serving \(setup.config.socketPath)", "WATCHDOG=1", "WATCHDOG=1"])
         #expect(engine.heartbeats.load(ordering: .relaxed) >= 2)
         stop.trigger()
-        #expect(await daemon.value == .success)
-        // Pings that were in flight may come before STOPPING=1; nothing after it.
+        // Read while the daemon stops: with pings every 10 ms the socket's queue (10 datagrams
+        // by default) fills, and STOPPING=1, unlike a ping, waits for room.
         let rest = try await blocking {
             var messages: [String] = []
             while messages.last != "STOPPING=1" { messages.append(try notify.receive()) }
             return messages
         }
+        #expect(try await daemon.value == .success)
+        // Pings that were in flight may come before STOPPING=1; nothing after it.
         #expect(rest.dropLast().allSatisfy { $0 == "WATCHDOG=1" })
+        #expect(throws: TestFailure.self) { try notify.receive(waitingAtMost: 0) }
     }
 }

@@ -83,10 +83,10 @@ final class NotifyListener: Sendable {
 
     deinit { close(descriptor) }
 
-    /// The next datagram, waiting at most 10 s.
-    func receive() throws -> String {
+    /// The next datagram, waiting at most `milliseconds`.
+    func receive(waitingAtMost milliseconds: Int32 = 10_000) throws -> String {
         var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        guard poll(&request, 1, 10_000) == 1 else { throw TestFailure("no notification arrived") }
+        guard poll(&request, 1, milliseconds) == 1 else { throw TestFailure("no notification arrived") }
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = recv(descriptor, &buffer, buffer.count, 0)
         guard count >= 0 else { throw SocketError(code: errno, operation: "recv", path: address) }
@@ -110,6 +110,23 @@ final class NotifyListener: Sendable {
         #expect(try listener.receive() == "WATCHDOG=1")
         try notifier.stopping()
         #expect(try listener.receive() == "STOPPING=1")
+    }
+
+    @Test func aWatchdogPingNeverWaitsForRoom() throws {
+        let directory = try TemporaryDirectory()
+        let listener = try NotifyListener(address: directory.file("notify"))
+        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": listener.address])
+        // Nobody reads: the queue fills (net.unix.max_dgram_qlen), then a ping fails at once.
+        var sent = 0
+        let failure = #expect(throws: SocketError.self) {
+            while sent < 100_000 {
+                try notifier.watchdog()
+                sent += 1
+            }
+        }
+        #expect(failure?.code == EAGAIN)
+        #expect(sent > 0)
+        #expect(try listener.receive() == "WATCHDOG=1")
     }
 
     @Test func reachesAbstractSockets() throws {
@@ -300,14 +317,16 @@ final class NotifyListener: Sendable {
 }
 
 @Suite struct StopLatchTests {
-    @Test func aTriggerBeforeOrAfterWaitingEndsTheWait() async {
+    @Test func aTriggerBeforeOrAfterWaitingEndsEveryWait() async throws {
         let early = StopLatch()
         early.trigger()
-        await early.wait()
+        early.wait()
+        early.wait()
+
         let late = StopLatch()
-        async let waited: Void = late.wait()
+        let waiters = (0..<3).map { _ in BackgroundThread { late.wait() } }
         late.trigger()
         late.trigger()
-        await waited
+        for waiter in waiters { try await waiter.value }
     }
 }

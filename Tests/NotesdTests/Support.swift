@@ -8,11 +8,36 @@ import Synchronization
 import TestSupport
 
 
-/// Runs blocking work (socket reads, child processes) on a thread of its own, so it never
-/// holds one of the few cooperative threads the server's handler tasks need.
+/// Runs blocking work (socket reads, child processes, the daemon's `serve`) on a thread of
+/// its own, so it never holds one of the few cooperative threads the tests run on.
 func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
+/// Runs `body` on a thread of its own, started at once — a `Task` may wait seconds for a
+/// thread of the cooperative pool while other tests keep it busy; `value` waits for the result.
+final class BackgroundThread<T: Sendable>: Sendable {
+    private let result = Mutex<T?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ body: @escaping @Sendable () -> T) {
+        Thread { [self] in
+            let value = body()
+            result.withLock { $0 = value }
+            done.signal()
+        }.start()
+    }
+
+    var value: T {
+        get async throws {
+            try await blocking {
+                self.done.wait()
+                self.done.signal()
+                return self.result.withLock { $0! }
+            }
+        }
     }
 }
 
@@ -132,52 +157,43 @@ enum Slow: ControlMethod {
     static let name = "slow"
 }
 
-/// A cancellable wait that the test opens.
-final class Gate: Sendable {
-    private struct State {
-        var isOpen = false
-        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-        var nextWaiter: UInt64 = 0
-    }
+/// `twice {text}` → `{text}`, then a second answer once the test opens the handler's gate:
+/// a handler bug the server must contain.
+enum Twice: ControlMethod {
+    typealias Params = EchoText
+    typealias Result = EchoText
+    static let name = "twice"
+}
 
-    private let state = Mutex(State())
+/// Holds actions until the test opens it; actions added after that run at once.
+final class Gate: Sendable {
+    private let state = Mutex<(isOpen: Bool, waiting: [@Sendable () -> Void])>((false, []))
 
     func open() {
-        let waiters = state.withLock { state in
+        let waiting = state.withLock { state in
             state.isOpen = true
-            defer { state.waiters = [:] }
-            return Array(state.waiters.values)
+            defer { state.waiting = [] }
+            return state.waiting
         }
-        for waiter in waiters { waiter.resume() }
+        for action in waiting { action() }
     }
 
-    /// Returns when the gate opens or the task is cancelled.
-    func wait() async {
-        let id = state.withLock { state in
-            state.nextWaiter += 1
-            return state.nextWaiter
+    func whenOpen(_ action: @escaping @Sendable () -> Void) {
+        let runNow = state.withLock { state in
+            if state.isOpen { return true }
+            state.waiting.append(action)
+            return false
         }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLock { state in
-                    if state.isOpen || Task.isCancelled { return true }
-                    state.waiters[id] = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
-            }
-        } onCancel: {
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
-            waiter?.resume()
-        }
+        if runNow { action() }
     }
 }
 
-/// Plays the engine for the server tests: `echo`, `slow`, `watch`, and `methodNotFound`
+/// Plays the engine for the server tests: `echo`, `slow`, `twice`, `watch`, and `methodNotFound`
 /// for everything else; records what it saw.
 final class TestHandler: ControlRequestHandler {
     let gate = Gate()
-    /// "start slow a", "end slow a", "cancelled slow a", "echo b", in order.
+    /// "start slow a", "end slow a", "abandoned slow a" (answered after the client left),
+    /// "echo b", in order.
     let journal = Mutex<[String]>([])
     let sinks = Mutex<[WatchSink]>([])
     /// Requests running now, per connection, and the most seen at once.
@@ -188,33 +204,41 @@ final class TestHandler: ControlRequestHandler {
 
     private func note(_ entry: String) { journal.withLock { $0.append(entry) } }
 
-    func handle(_ request: IncomingRequest, context: ControlContext) async -> Data {
+    func handle(_ request: IncomingRequest, context: ControlContext, reply: @escaping @Sendable (Data) -> Void) {
         running.withLock { running in
             running.current[context.connectionID, default: 0] += 1
             running.maximum = max(running.maximum, running.current[context.connectionID]!)
         }
-        defer { running.withLock { $0.current[context.connectionID, default: 0] -= 1 } }
+        // Counted down before the answer leaves: the connection's next request may start then.
+        let finish: @Sendable (Data) -> Void = { line in
+            self.running.withLock { $0.current[context.connectionID, default: 0] -= 1 }
+            reply(line)
+        }
         switch request.method {
         case Echo.name:
-            return request.respond(to: Echo.self) { params in
+            finish(request.respond(to: Echo.self) { params in
                 self.note("echo \(params.text)")
                 return params
-            }
+            })
         case Slow.name:
-            return await request.respond(to: Slow.self) { params in
+            request.respond(to: Slow.self, reply: finish) { params, complete in
                 self.note("start slow \(params.text)")
-                await self.gate.wait()
-                self.note(Task.isCancelled ? "cancelled slow \(params.text)" : "end slow \(params.text)")
-                return params
+                self.gate.whenOpen {
+                    self.note(context.isClosed ? "abandoned slow \(params.text)" : "end slow \(params.text)")
+                    complete(.success(params))
+                }
             }
+        case Twice.name:
+            finish(request.respond(to: Twice.self) { params in params })
+            gate.whenOpen { reply(request.respond(to: Twice.self) { _ in EchoText(text: "duplicate") }) }
         case ControlMethods.Watch.name:
             let sink = context.startWatch()
             sinks.withLock { $0.append(sink) }
             // Sent before the answer, yet the client must read the answer first.
             sink.send(Self.event(title: "sent before the answer"))
-            return request.respond(to: ControlMethods.Watch.self) { _ in WatchResult(events: ControlEvent.knownTypes) }
+            finish(request.respond(to: ControlMethods.Watch.self) { _ in WatchResult(events: ControlEvent.knownTypes) })
         default:
-            return ControlWire.error(id: request.id, .methodNotFound(request.method))
+            finish(ControlWire.error(id: request.id, .methodNotFound(request.method)))
         }
     }
 

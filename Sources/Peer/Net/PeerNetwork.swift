@@ -55,7 +55,6 @@ public final class PeerNetwork: Sendable {
     /// A self-pipe: other threads write a byte to wake the poll loop.
     private let wakeDescriptor: Int32
     private let wakeReader: Int32
-    private let resolver = DispatchQueue(label: "notesd.resolver", attributes: .concurrent)
 
     /// - Parameters:
     ///   - responderKeys: the PSKs an inbound connection may prove (household key first, then
@@ -117,7 +116,10 @@ public final class PeerNetwork: Sendable {
     @discardableResult
     public func dial(_ address: PeerAddress, psk: PreSharedKey, payload: [UInt8] = []) -> ConnectionID {
         let id = ConnectionID(raw: nextID.add(1, ordering: .relaxed).oldValue)
-        resolver.async { [self] in
+        // A serial queue per dial, so a slow name server delays no other dial. Never a global
+        // or concurrent queue: on Linux their first use starts a libdispatch timer that wakes
+        // the daemon every second for good (DESIGN §11).
+        DispatchQueue(label: "notesd.resolver").async { [self] in
             do {
                 let resolved = try address.resolve()
                 guard !resolved.isEmpty else { throw NetworkError("\(address) resolves to nothing") }

@@ -17,6 +17,10 @@ final class ConnectionMailbox: Sendable {
 
     private struct State {
         var closed = false
+        /// Numbers the connection's requests, so each can be answered once only.
+        var lastRequest: UInt64 = 0
+        /// The request in progress that has not been answered yet.
+        var unanswered: UInt64?
         /// The answer to the request in progress, not yet taken by the loop.
         var response: Data?
         var watch = WatchState.off
@@ -47,10 +51,22 @@ final class ConnectionMailbox: Sendable {
 
     var isClosed: Bool { state.withLock { $0.closed } }
 
-    /// Hands over the answer to the request in progress; dropped when the connection closed.
-    func deliverResponse(_ line: Data) {
+    /// The `reply` for the request the loop is starting: the first call hands over its
+    /// answer; later calls (a handler bug) are dropped, so they can never pass for the answer
+    /// to the connection's next request. Answers after the connection closed are dropped too.
+    func replyForNextRequest() -> @Sendable (Data) -> Void {
+        let request = state.withLock { state in
+            state.lastRequest += 1
+            state.unanswered = state.lastRequest
+            return state.lastRequest
+        }
+        return { [self] line in deliverResponse(line, to: request) }
+    }
+
+    private func deliverResponse(_ line: Data, to request: UInt64) {
         let accepted = state.withLock { state in
-            guard !state.closed else { return false }
+            guard !state.closed, state.unanswered == request else { return false }
+            state.unanswered = nil
             state.response = line
             return true
         }

@@ -2,15 +2,20 @@ import Control
 import Foundation
 
 /// Answers control requests (docs/control-protocol.md). The server calls it once per
-/// request, one request at a time per connection, in the order the client sent them, each
-/// in its own task; different connections run concurrently. The engine's implementation
-/// hops onto the engine's serial queue (e.g. with `withCheckedContinuation`) and answers
-/// with `IncomingRequest.respond(to:_:)` or `ControlWire.error(id:_:)`.
+/// request, one request at a time per connection, in the order the client sent them, on the
+/// connection's own serial queue (`ControlContext.queue`); different connections run
+/// concurrently. The engine's implementation hops onto the engine's serial queue and answers
+/// through `IncomingRequest.respond(to:reply:_:)` or `ControlWire.error(id:_:)`.
+///
+/// Callbacks, not `async`: the Swift concurrency runtime (like `DispatchQueue.global()`)
+/// runs on libdispatch's global queues, whose first use starts a timer that wakes the whole
+/// process every second for good (DESIGN §11 allows one wake-up per 30 s).
 protocol ControlRequestHandler: Sendable {
-    /// The complete response line for `request` (JSON plus `\n`), with the request's id.
-    /// The task is cancelled when the client disconnects; the answer is then dropped, so a
-    /// long wait (`sync` with `wait`, `join`) may stop early on `Task.isCancelled`.
-    func handle(_ request: IncomingRequest, context: ControlContext) async -> Data
+    /// Calls `reply` once with the complete response line for `request` (JSON plus `\n`,
+    /// with the request's id), now or later from any thread; the connection's next request
+    /// starts only after that. When the client has disconnected the answer is dropped, so a
+    /// long wait (`sync` with `wait`, `join`) may stop early once `context.isClosed`.
+    func handle(_ request: IncomingRequest, context: ControlContext, reply: @escaping @Sendable (Data) -> Void)
 }
 
 /// Names one accepted control connection for the life of the server (1, 2, 3…).
@@ -34,11 +39,15 @@ struct PeerCredentials: Hashable, Sendable {
 struct ControlContext: Sendable {
     let connectionID: ControlConnectionID
     let peer: PeerCredentials
+    /// The connection's serial queue, where `handle` runs: for work that should not hold the
+    /// engine's queue or another connection, such as encoding a large answer.
+    let queue: DispatchQueue
     private let mailbox: ConnectionMailbox
 
-    init(peer: PeerCredentials, mailbox: ConnectionMailbox) {
+    init(peer: PeerCredentials, mailbox: ConnectionMailbox, queue: DispatchQueue) {
         self.connectionID = mailbox.id
         self.peer = peer
+        self.queue = queue
         self.mailbox = mailbox
     }
 

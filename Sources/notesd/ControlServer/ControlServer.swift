@@ -15,8 +15,9 @@ struct ControlServerLimits: Hashable, Sendable {
 }
 
 /// Serves the control protocol on a listening Unix socket: one poll loop on its own thread
-/// owns every descriptor (no thread per connection); each request is answered by
-/// `ControlRequestHandler` in a task, one request at a time per connection.
+/// owns every descriptor (no thread per connection); each request is parsed and handed to
+/// `ControlRequestHandler` on its connection's serial queue, one request at a time per
+/// connection.
 final class ControlServer: Sendable {
     /// The socket's path, for logs and `status`.
     let path: String
@@ -51,9 +52,9 @@ final class ControlServer: Sendable {
     /// Connections being served now.
     var connectionCount: Int { shared.openConnections.load(ordering: .acquiring) }
 
-    /// Closes the listener and every connection (answers in progress are dropped, their
-    /// tasks cancelled) and removes the socket file if this process created it. Returns
-    /// when all that is done. Safe to call more than once, from any thread but the loop's.
+    /// Closes the listener and every connection (answers still to come are dropped) and
+    /// removes the socket file if this process created it. Returns when all that is done.
+    /// Safe to call more than once, from any thread but the loop's.
     func stop() {
         shared.stopRequested.store(true, ordering: .releasing)
         waker.wake()

@@ -162,12 +162,16 @@ final class ControlConnection {
     private let limits: ControlServerLimits
     private let log: Log
 
+    /// Where the connection's requests are parsed and handed to the handler, one at a time,
+    /// so a 16 MiB line never holds up the poll loop or another connection. A labelled serial
+    /// queue: never a global one (see `ControlRequestHandler`).
+    private let queue: DispatchQueue
     private var framer: LineFramer
     /// Received input waiting its turn, oldest first.
     private var waiting = FIFO<WaitingInput>()
     private var waitingBytes = 0
-    /// The task answering the current request; `nil` when none runs.
-    private var inFlight: Task<Void, Never>?
+    /// A request was handed to the handler and its answer has not been taken yet.
+    private var awaitingAnswer = false
     private var outbox = FIFO<OutgoingLine>()
     private var unsentResponseBytes = 0
     /// The client closed its sending side (it may still read).
@@ -200,6 +204,7 @@ final class ControlConnection {
         self.handler = handler
         self.limits = limits
         self.log = log
+        self.queue = DispatchQueue(label: "notesd.control.\(mailbox.id)")
         self.framer = LineFramer(maximumLineLength: limits.maximumLineLength)
     }
 
@@ -226,7 +231,7 @@ final class ControlConnection {
         flush()
         guard !isClosed else { return }
         if closeWhenFlushed && outbox.isEmpty { return close(reason: "a request line was too long") }
-        if inputEnded && waiting.isEmpty && inFlight == nil && outbox.isEmpty && !mailbox.isWatching {
+        if inputEnded && waiting.isEmpty && !awaitingAnswer && outbox.isEmpty && !mailbox.isWatching {
             close(reason: "the client finished")
         }
     }
@@ -235,8 +240,7 @@ final class ControlConnection {
         guard !isClosed else { return }
         isClosed = true
         mailbox.close()
-        inFlight?.cancel()
-        inFlight = nil
+        awaitingAnswer = false
         Glibc.close(fileDescriptor)
         log.debug("control connection \(mailbox.id) closed: \(reason)")
     }
@@ -276,7 +280,7 @@ final class ControlConnection {
     private func takeDeliveries() {
         let delivery = mailbox.collect()
         if let response = delivery.response {
-            inFlight = nil
+            awaitingAnswer = false
             enqueue(response, isEvent: false)
         }
         for event in delivery.events { enqueue(event, isEvent: true) }
@@ -287,7 +291,7 @@ final class ControlConnection {
     }
 
     private func startNextRequest() {
-        while inFlight == nil, !closeWhenFlushed, unsentResponseBytes < limits.backpressureBytes, let input = waiting.popFirst() {
+        while !awaitingAnswer, !closeWhenFlushed, unsentResponseBytes < limits.backpressureBytes, let input = waiting.popFirst() {
             switch input {
             case .lineTooLong:
                 enqueue(ControlWire.error(id: nil, .lineTooLong(maximum: limits.maximumLineLength)), isEvent: false)
@@ -296,15 +300,16 @@ final class ControlConnection {
                 waitingBytes = 0
             case .line(let line):
                 waitingBytes -= line.count
-                let handler = handler, mailbox = mailbox
-                let context = ControlContext(peer: peer, mailbox: mailbox)
-                // JSON is parsed in the task, so a 16 MiB line never holds up the poll loop.
-                inFlight = Task {
+                awaitingAnswer = true
+                let handler = handler
+                let context = ControlContext(peer: peer, mailbox: mailbox, queue: queue)
+                let reply = mailbox.replyForNextRequest()
+                queue.async {
                     switch IncomingRequest.parse(line) {
                     case .failure(let rejection):
-                        mailbox.deliverResponse(rejection.responseLine)
+                        reply(rejection.responseLine)
                     case .success(let request):
-                        mailbox.deliverResponse(await handler.handle(request, context: context))
+                        handler.handle(request, context: context, reply: reply)
                     }
                 }
             }

@@ -33,7 +33,7 @@ extension Engine {
         let configured = StaticPeers(endpoints)
         configured.start(advertising: advertisement) { [weak self] event in
             guard let engine = self else { return }
-            engine.queue.async { engine.sourceEvent(event, from: .configured) }
+            engine.thread.post { engine.sourceEvent(event, from: .configured) }
         }
         sources.append(configured)
         guard mdns else { return }
@@ -41,7 +41,7 @@ extension Engine {
         let avahi = AvahiDiscovery(log: { [log] message in log.debug("discovery: \(message)") })
         avahi.start(advertising: advertisement) { [weak self] event in
             guard let engine = self else { return }
-            engine.queue.async { engine.sourceEvent(event, from: .mdns) }
+            engine.thread.post { engine.sourceEvent(event, from: .mdns) }
         }
         sources.append(avahi)
     }

@@ -10,8 +10,9 @@ import Synchronization
 /// backoff, pairing, counters and control events (DESIGN §6–§9).
 ///
 /// Everything mutable lives on `queue`, a serial queue: network events, control requests and
-/// timers are all forwarded onto it, so the replica (not thread-safe) has one owner and the
-/// sessions see their inputs in order. That confinement is why the class can be
+/// timers are all forwarded onto it (network and discovery events and the timer through
+/// `thread`), so the replica (not thread-safe) has one owner and the sessions see their
+/// inputs in order. That confinement is why the class can be
 /// `@unchecked Sendable`: no stored `var` is read or written off `queue`.
 final class Engine: @unchecked Sendable {
     struct Settings: Sendable {
@@ -64,7 +65,10 @@ final class Engine: @unchecked Sendable {
         var lastProgressEvent: UInt64 = 0
     }
 
-    let queue = DispatchQueue(label: "notesd.engine")
+    let queue: DispatchQueue
+    /// Runs network and discovery events and the timer on `queue` without waking a
+    /// libdispatch worker (see `EngineThread`).
+    let thread: EngineThread
     let settings: Settings
     let log: Logger
     let replica: Replica
@@ -89,7 +93,7 @@ final class Engine: @unchecked Sendable {
     var keyList: KeyList?
     /// Static peers and Avahi (see Engine+Discovery).
     var sources: [any PeerSource] = []
-    private var timer: DispatchSourceTimer?
+    /// The deadline `thread` was last given (engine time, ms); `nil` when none is armed.
     private var timerDeadline: UInt64?
     var stopped = false
 
@@ -97,6 +101,9 @@ final class Engine: @unchecked Sendable {
     init(settings: Settings, replica: Replica, identity: Peer.DeviceIdentity, household: HouseholdKey, log: Logger) throws {
         var settings = settings
         settings.session.deviceName = settings.deviceName
+        let queue = DispatchQueue(label: "notesd.engine")
+        self.queue = queue
+        thread = EngineThread(queue: queue)
         self.settings = settings
         self.replica = replica
         self.identity = identity
@@ -113,11 +120,12 @@ final class Engine: @unchecked Sendable {
     /// Starts listening and dialling. Throws when the listen address cannot be bound at all.
     func start() throws {
         let keys = KeyList(household: household, engine: self)
+        let thread = thread
         network = try PeerNetwork(
             identity: identity, responderKeys: { keys.snapshot() },
             events: { [weak self] event in
                 guard let engine = self else { return }
-                engine.queue.async { engine.handle(event) }
+                thread.post { engine.handle(event) }
             })
         let first = Result { () throws(NetworkError) -> PeerAddress in try network.listen(on: settings.listen) }
         switch first {
@@ -156,7 +164,7 @@ final class Engine: @unchecked Sendable {
             }
             network.close(id, reason: "shutting down")
         }
-        timer?.cancel()
+        thread.stop()
         stopSources()
         network?.stop()
     }
@@ -391,24 +399,17 @@ final class Engine: @unchecked Sendable {
         deadlines += joinAttempts.values.map(\.deadline)
         deadlines += connectWaiters.map(\.deadline)
         guard let next = deadlines.min() else {
-            timer?.cancel()
-            timer = nil
+            if timerDeadline != nil { thread.schedule(at: nil) {} }
             timerDeadline = nil
             return
         }
-        if timerDeadline == next, timer != nil { return }
-        timer?.cancel()
-        let source = DispatchSource.makeTimerSource(queue: queue)
+        if timerDeadline == next { return }
         let delay = next > Self.now() ? next - Self.now() : 0
-        source.schedule(deadline: .now() + .milliseconds(Int(min(delay, 86_400_000))), leeway: .milliseconds(5))
-        source.setEventHandler { [weak self] in self?.fire() }
-        source.resume()
-        timer = source
+        thread.schedule(at: .now() + .milliseconds(Int(min(delay, 86_400_000)))) { [weak self] in self?.fire() }
         timerDeadline = next
     }
 
     private func fire() {
-        timer = nil
         timerDeadline = nil
         guard !stopped else { return }
         let now = Self.now()

@@ -4,82 +4,84 @@ import Peer
 
 /// Answers control requests by running them on the engine's queue (one at a time with
 /// everything else the engine does); waits (`sync --wait`, `join`, `connect`) park a
-/// completion in the engine and do not hold the queue.
+/// completion in the engine and do not hold the queue. Params are decoded, and answers
+/// encoded, on the connection's queue, so the engine's queue does only the engine's work.
 struct EngineControlHandler: ControlRequestHandler {
     let engine: Engine
 
-    /// Runs `body` on the engine's queue, turning any failure into the protocol's error.
-    private func onEngine<T: Sendable>(_ body: @escaping @Sendable (Engine) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+    /// Decodes `M`'s params, runs `start` on the engine's queue, and encodes what it
+    /// completes with back on the connection's queue.
+    private func answer<M: ControlMethod>(
+        _ method: M.Type, _ request: IncomingRequest, _ context: ControlContext, _ reply: @escaping @Sendable (Data) -> Void,
+        start: @escaping @Sendable (Engine, M.Params, _ complete: @escaping @Sendable (Result<M.Result, RPCError>) -> Void) -> Void
+    ) {
+        let engine = engine
+        request.respond(to: method, reply: reply) { params, complete in
             engine.queue.async {
-                do {
-                    continuation.resume(returning: try body(engine))
-                } catch {
-                    continuation.resume(throwing: engine.rpcError(error))
-                }
+                start(engine, params) { outcome in context.queue.async { complete(outcome) } }
             }
         }
     }
 
-    /// Starts an operation that answers later through a completion.
-    private func waiting<T: Sendable>(
-        _ start: @escaping @Sendable (Engine, @escaping @Sendable (Result<T, RPCError>) -> Void) -> Void
-    ) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            engine.queue.async {
-                start(engine) { result in continuation.resume(with: result) }
-            }
+    /// `answer` for work the engine finishes at once, turning any failure into the
+    /// protocol's error.
+    private func run<M: ControlMethod>(
+        _ method: M.Type, _ request: IncomingRequest, _ context: ControlContext, _ reply: @escaping @Sendable (Data) -> Void,
+        _ body: @escaping @Sendable (Engine, M.Params) throws -> M.Result
+    ) {
+        answer(method, request, context, reply) { engine, params, complete in
+            complete(Result { try body(engine, params) }.mapError { engine.rpcError($0) })
         }
     }
 
-    func handle(_ request: IncomingRequest, context: ControlContext) async -> Data {
+    func handle(_ request: IncomingRequest, context: ControlContext, reply: @escaping @Sendable (Data) -> Void) {
         typealias M = ControlMethods
         switch request.method {
         case M.Status.name:
-            return await request.respond(to: M.Status.self) { _ in try await onEngine { try $0.status() } }
+            run(M.Status.self, request, context, reply) { engine, _ in try engine.status() }
         case M.DevicesList.name:
-            return await request.respond(to: M.DevicesList.self) { _ in try await onEngine { $0.deviceInfos() } }
+            run(M.DevicesList.self, request, context, reply) { engine, _ in engine.deviceInfos() }
         case M.DevicesRemove.name:
-            return await request.respond(to: M.DevicesRemove.self) { params in try await onEngine { try $0.devicesRemove(params) } }
+            run(M.DevicesRemove.self, request, context, reply) { engine, params in try engine.devicesRemove(params) }
         case M.Invite.name:
-            return await request.respond(to: M.Invite.self) { _ in try await onEngine { try $0.invite() } }
+            run(M.Invite.self, request, context, reply) { engine, _ in try engine.invite() }
         case M.Join.name:
-            return await request.respond(to: M.Join.self) { params in try await waiting { $0.startJoin(params, complete: $1) } }
+            answer(M.Join.self, request, context, reply) { engine, params, complete in engine.startJoin(params, complete: complete) }
         case M.Connect.name:
-            return await request.respond(to: M.Connect.self) { params in try await waiting { $0.startConnect(params, complete: $1) } }
+            answer(M.Connect.self, request, context, reply) { engine, params, complete in engine.startConnect(params, complete: complete) }
         case M.NotesList.name:
-            return await request.respond(to: M.NotesList.self) { params in try await onEngine { try $0.notesList(params) } }
+            run(M.NotesList.self, request, context, reply) { engine, params in try engine.notesList(params) }
         case M.NotesGet.name:
-            return await request.respond(to: M.NotesGet.self) { params in try await onEngine { try $0.notesGet(params) } }
+            run(M.NotesGet.self, request, context, reply) { engine, params in try engine.notesGet(params) }
         case M.NotesCreate.name:
-            return await request.respond(to: M.NotesCreate.self) { params in try await onEngine { try $0.notesCreate(params) } }
+            run(M.NotesCreate.self, request, context, reply) { engine, params in try engine.notesCreate(params) }
         case M.NotesUpdate.name:
-            return await request.respond(to: M.NotesUpdate.self) { params in try await onEngine { try $0.notesUpdate(params) } }
+            run(M.NotesUpdate.self, request, context, reply) { engine, params in try engine.notesUpdate(params) }
         case M.NotesTrash.name:
-            return await request.respond(to: M.NotesTrash.self) { params in try await onEngine { try $0.notesTrash(params, trashed: true) } }
+            run(M.NotesTrash.self, request, context, reply) { engine, params in try engine.notesTrash(params, trashed: true) }
         case M.NotesRestore.name:
-            return await request.respond(to: M.NotesRestore.self) { params in try await onEngine { try $0.notesTrash(params, trashed: false) } }
+            run(M.NotesRestore.self, request, context, reply) { engine, params in try engine.notesTrash(params, trashed: false) }
         case M.NotesPurge.name:
-            return await request.respond(to: M.NotesPurge.self) { params in try await onEngine { try $0.notesPurge(params) } }
+            run(M.NotesPurge.self, request, context, reply) { engine, params in try engine.notesPurge(params) }
         case M.NotesHistory.name:
-            return await request.respond(to: M.NotesHistory.self) { params in try await onEngine { try $0.notesHistory(params) } }
+            run(M.NotesHistory.self, request, context, reply) { engine, params in try engine.notesHistory(params) }
         case M.FoldersList.name:
-            return await request.respond(to: M.FoldersList.self) { _ in try await onEngine { try $0.folderInfos() } }
+            run(M.FoldersList.self, request, context, reply) { engine, _ in try engine.folderInfos() }
         case M.FoldersCreate.name:
-            return await request.respond(to: M.FoldersCreate.self) { params in try await onEngine { try $0.foldersCreate(params) } }
+            run(M.FoldersCreate.self, request, context, reply) { engine, params in try engine.foldersCreate(params) }
         case M.FoldersRename.name:
-            return await request.respond(to: M.FoldersRename.self) { params in try await onEngine { try $0.foldersRename(params) } }
+            run(M.FoldersRename.self, request, context, reply) { engine, params in try engine.foldersRename(params) }
         case M.FoldersMove.name:
-            return await request.respond(to: M.FoldersMove.self) { params in try await onEngine { try $0.foldersMove(params) } }
+            run(M.FoldersMove.self, request, context, reply) { engine, params in try engine.foldersMove(params) }
         case M.FoldersDelete.name:
-            return await request.respond(to: M.FoldersDelete.self) { params in try await onEngine { try $0.foldersDelete(params) } }
+            run(M.FoldersDelete.self, request, context, reply) { engine, params in try engine.foldersDelete(params) }
         case M.Sync.name:
-            return await request.respond(to: M.Sync.self) { params in try await waiting { $0.startSync(params, complete: $1) } }
+            answer(M.Sync.self, request, context, reply) { engine, params, complete in engine.startSync(params, complete: complete) }
         case M.Watch.name:
             let sink = context.startWatch()
-            return await request.respond(to: M.Watch.self) { _ in try await onEngine { $0.watch(sink) } }
+            run(M.Watch.self, request, context, reply) { engine, _ in engine.watch(sink) }
         default:
-            return ControlWire.error(id: request.id, .methodNotFound(request.method))
+            reply(ControlWire.error(id: request.id, .methodNotFound(request.method)))
         }
     }
 }

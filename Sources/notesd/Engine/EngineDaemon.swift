@@ -15,7 +15,7 @@ final class EngineDaemon: DaemonEngine {
     }
 
     /// Opens the data directory's replica and keys and starts serving devices.
-    static func start(_ startup: DaemonStartup) async throws -> any DaemonEngine {
+    static func start(_ startup: DaemonStartup) throws -> any DaemonEngine {
         let config = startup.config
         let log = startup.log
         Replica.keepLargeBuffersMapped()
@@ -37,22 +37,14 @@ final class EngineDaemon: DaemonEngine {
         return EngineDaemon(engine: engine)
     }
 
-    func heartbeat() async {
-        await withCheckedContinuation { continuation in
-            engine.queue.async {
-                // A trivial read proves the database answers, not only the queue.
-                _ = try? self.engine.replica.database.first("SELECT 1") { $0.int(0) }
-                continuation.resume()
-            }
+    func heartbeat() {
+        engine.queue.sync {
+            // A trivial read proves the database answers, not only the queue.
+            _ = try? engine.replica.database.first("SELECT 1") { $0.int(0) }
         }
     }
 
-    func shutdown() async {
-        await withCheckedContinuation { continuation in
-            engine.queue.async {
-                self.engine.stop()
-                continuation.resume()
-            }
-        }
+    func shutdown() {
+        engine.queue.sync { engine.stop() }
     }
 }

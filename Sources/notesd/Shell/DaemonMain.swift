@@ -10,14 +10,14 @@ import Synchronization
 /// What the process shell needs from the daemon's core (replica, sessions, network,
 /// discovery), which the shell starts after the control socket is claimed and stops last.
 protocol DaemonEngine: Sendable {
-    /// Answers control requests; the server calls it from its tasks.
+    /// Answers control requests; the server calls it on each connection's queue.
     var controlHandler: any ControlRequestHandler { get }
-    /// Returns once the engine's own queue has run a block. systemd's watchdog is pinged
+    /// Blocks until the engine's own queue has run a block. systemd's watchdog is pinged
     /// only after it returns, so a stuck engine gets the daemon restarted.
-    func heartbeat() async
-    /// Ends sessions, stops discovery and closes the database. Called once, after the
-    /// control server has stopped.
-    func shutdown() async
+    func heartbeat()
+    /// Ends sessions, stops discovery and closes the database; blocks until that is done.
+    /// Called once, after the control server has stopped.
+    func shutdown()
 }
 
 /// What the engine is started with.
@@ -42,11 +42,19 @@ enum DaemonExitStatus: Int32 {
 
 /// The process's life: parse the command line, claim the control socket, start the engine,
 /// tell systemd it is ready, serve until SIGTERM/SIGINT, shut down in reverse order.
+///
+/// The daemon runs only on threads it owns (main, control server, network, engine, watchdog,
+/// Avahi) and on labelled serial dispatch queues — no `async`/`await`, no `Task`, no
+/// `DispatchQueue.global()` or concurrent queue. On Linux, libdispatch's first use of a
+/// global (root) queue, which is also where Swift concurrency runs tasks, starts a timer that
+/// wakes the process every second for as long as it lives; DESIGN §11 allows an idle daemon
+/// one wake-up per 30 s (docs/architecture.md, "The daemon's threads").
 enum DaemonMain {
-    typealias StartEngine = @Sendable (DaemonStartup) async throws -> any DaemonEngine
+    typealias StartEngine = @Sendable (DaemonStartup) throws -> any DaemonEngine
 
-    /// The whole process, for `main.swift`: never returns.
-    static func main(startEngine: StartEngine) async -> Never {
+    /// The whole process, for `main.swift`: never returns. The main thread waits in
+    /// `serve` for the stop signal, which a signal source on a serial queue delivers.
+    static func main(startEngine: StartEngine) -> Never {
         SignalWatcher.ignoreBrokenPipes()
         let environment = ProcessEnvironment.current()
         switch DaemonArguments.parse(Array(CommandLine.arguments.dropFirst()), environment: environment) {
@@ -63,20 +71,21 @@ enum DaemonMain {
             let log = Log.standardError(level: config.logLevel, environment: environment.variables)
             let stop = StopLatch()
             let signals = SignalWatcher(queue: DispatchQueue(label: "notesd.signals"), log: log) { _ in stop.trigger() }
-            let status = await serve(config: config, environment: environment.variables, log: log, startEngine: startEngine) {
-                await stop.wait()
+            let status = serve(config: config, environment: environment.variables, log: log, startEngine: startEngine) {
+                stop.wait()
             }
             signals.cancel()
             exit(status.rawValue)
         }
     }
 
-    /// Runs the daemon with `config` until `waitForStop` returns; then shuts down cleanly.
-    /// `environment` supplies the systemd variables (`NOTIFY_SOCKET`, `LISTEN_FDS`, …).
+    /// Runs the daemon with `config` until `waitForStop` returns (blocking the calling
+    /// thread); then shuts down cleanly. `environment` supplies the systemd variables
+    /// (`NOTIFY_SOCKET`, `LISTEN_FDS`, …).
     static func serve(
         config: DaemonConfig, environment: [String: String], log: Log, startEngine: StartEngine,
-        waitForStop: @Sendable () async -> Void
-    ) async -> DaemonExitStatus {
+        waitForStop: () -> Void
+    ) -> DaemonExitStatus {
         do {
             try DataDirectory.prepare(config.dataDirectory)
         } catch {
@@ -109,7 +118,7 @@ enum DaemonMain {
         let notifier = SystemdNotifier(environment: environment)
         let engine: any DaemonEngine
         do {
-            engine = try await startEngine(DaemonStartup(config: config, log: log, notifier: notifier, otherActivatedSockets: otherSockets))
+            engine = try startEngine(DaemonStartup(config: config, log: log, notifier: notifier, otherActivatedSockets: otherSockets))
         } catch {
             log.error("cannot start: \(error)")
             listener.close()
@@ -122,77 +131,83 @@ enum DaemonMain {
         } catch {
             log.error("\(error)")
             listener.close()
-            await engine.shutdown()
+            engine.shutdown()
             return .failure
         }
 
         notify(log) { try notifier.ready(status: "Serving \(server.path)") }
-        let watchdog = startWatchdog(notifier: notifier, engine: engine, log: log)
+        let watchdog = Watchdog.start(notifier: notifier, engine: engine, log: log)
 
-        await waitForStop()
+        waitForStop()
 
+        // The watchdog first, so that no ping follows STOPPING=1.
+        watchdog?.stop()
         notify(log) { try notifier.stopping() }
-        watchdog?.cancel()
         server.stop()
-        await engine.shutdown()
+        engine.shutdown()
         log.info("stopped")
         return .success
     }
 
-    /// Pings systemd's watchdog at half its timeout, each ping after the engine's queue
-    /// answered a heartbeat; `nil` when no watchdog is configured.
-    private static func startWatchdog(notifier: SystemdNotifier, engine: any DaemonEngine, log: Log) -> Task<Void, Never>? {
-        guard let interval = notifier.watchdogPingInterval else { return nil }
-        log.debug("pinging the systemd watchdog every \(interval)")
-        return Task {
-            while !Task.isCancelled {
-                do { try await Task.sleep(for: interval) } catch { return }
-                await engine.heartbeat()
-                notify(log) { try notifier.watchdog() }
+    /// A failed notification is logged: systemd will time the unit out and say so too.
+    static func notify(_ log: Log, _ body: () throws -> Void) {
+        do { try body() } catch { log.warning("cannot notify systemd: \(error)") }
+    }
+}
+
+/// Pings systemd's watchdog at half its timeout, each ping after the engine's queue answered
+/// a heartbeat, from a thread of its own that sleeps in between. Not a dispatch timer: that
+/// runs its handler on a libdispatch worker thread, which exits 5 s later, one more wake-up
+/// per ping (DESIGN §11).
+final class Watchdog: Sendable {
+    private let stopRequested = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+
+    private init(interval: Duration, notifier: SystemdNotifier, engine: any DaemonEngine, log: Log) {
+        let nanoseconds = Int(clamping: interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000)
+        let thread = Thread { [stopRequested, finished] in
+            while stopRequested.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .timedOut {
+                engine.heartbeat()
+                DaemonMain.notify(log) { try notifier.watchdog() }
             }
+            finished.signal()
         }
+        thread.name = "notesd-watchdog"
+        thread.start()
     }
 
-    /// A failed notification is logged: systemd will time the unit out and say so too.
-    private static func notify(_ log: Log, _ body: () throws -> Void) {
-        do { try body() } catch { log.warning("cannot notify systemd: \(error)") }
+    /// `nil` when no watchdog is configured (`WATCHDOG_USEC` unset or for another process).
+    static func start(notifier: SystemdNotifier, engine: any DaemonEngine, log: Log) -> Watchdog? {
+        guard let interval = notifier.watchdogPingInterval else { return nil }
+        log.debug("pinging the systemd watchdog every \(interval)")
+        return Watchdog(interval: interval, notifier: notifier, engine: engine, log: log)
+    }
+
+    /// No ping starts after this, and a ping in progress has been sent when it returns.
+    /// Call it once.
+    func stop() {
+        stopRequested.signal()
+        finished.wait()
     }
 }
 
 /// A one-shot stop request: `trigger()` may come before or after `wait()` is called, from
 /// any thread, any number of times.
 final class StopLatch: Sendable {
-    private enum State {
-        case waiting([CheckedContinuation<Void, Never>])
-        case triggered
-    }
-
-    private let state = Mutex(State.waiting([]))
+    private let triggered = Atomic<Bool>(false)
+    /// Signalled by the first `trigger()`; each waiter passes the signal on to the next.
+    private let released = DispatchSemaphore(value: 0)
 
     init() {}
 
     func trigger() {
-        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
-            guard case .waiting(let waiters) = state else { return [] }
-            state = .triggered
-            return waiters
-        }
-        for waiter in waiters { waiter.resume() }
+        guard !triggered.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        released.signal()
     }
 
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow = state.withLock { state in
-                switch state {
-                case .triggered:
-                    return true
-                case .waiting(var waiters):
-                    waiters.append(continuation)
-                    state = .waiting(waiters)
-                    return false
-                }
-            }
-            if resumeNow { continuation.resume() }
-        }
+    /// Blocks the calling thread until `trigger()` has been called.
+    func wait() {
+        released.wait()
+        released.signal()
     }
 }

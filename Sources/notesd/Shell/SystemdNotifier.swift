@@ -49,16 +49,21 @@ final class SystemdNotifier: Sendable {
     /// `STATUS=…`: a one-line state shown by `systemctl status`.
     func status(_ text: String) throws(SocketError) { try send(["STATUS=\(Self.oneLine(text))"]) }
 
-    /// `WATCHDOG=1`: the process is alive; needed at least every `watchdogTimeout`.
-    func watchdog() throws(SocketError) { try send(["WATCHDOG=1"]) }
+    /// `WATCHDOG=1`: the process is alive; needed at least every `watchdogTimeout`. Never
+    /// waits: a ping the socket cannot take now is an error (`EAGAIN`) and the next ping
+    /// follows, so shutdown, which waits for a ping in progress, never waits on systemd.
+    func watchdog() throws(SocketError) { try send(["WATCHDOG=1"], waiting: false) }
 
-    /// Sends the assignments as one datagram; nothing when not under systemd.
-    func send(_ assignments: [String]) throws(SocketError) {
+    /// Sends the assignments as one datagram; nothing when not under systemd. With `waiting`,
+    /// waits for room when systemd's queue is full.
+    func send(_ assignments: [String], waiting: Bool = true) throws(SocketError) {
         guard let socketAddress else { return }
         guard descriptor >= 0 else { throw SocketError(code: EMFILE, operation: "open a socket for", path: socketAddress) }
         let message = Array(assignments.joined(separator: "\n").utf8)
         let sent = try Self.withAddress(socketAddress) { address, length in
-            message.withUnsafeBytes { sendto(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), address, length) }
+            message.withUnsafeBytes {
+                sendto(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | (waiting ? 0 : Int32(MSG_DONTWAIT)), address, length)
+            }
         }
         guard sent == message.count else { throw SocketError(code: sent < 0 ? errno : EMSGSIZE, operation: "notify systemd at", path: socketAddress) }
     }
