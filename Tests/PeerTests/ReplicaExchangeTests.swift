@@ -142,6 +142,25 @@ import TestSupport
         #expect(b.vector == vector)
     }
 
+    @Test func aCatchUpEndsWithTheWALCheckpointedAndTheDataKept() throws {
+        try a.inOneTransaction {
+            for index in 0..<(Replica.bulkBatchThreshold + 50) {
+                _ = try a.createNote(title: "Note \(index)", body: paragraphs(["text \(index)"]), now: 1_000)
+            }
+        }
+        let outcome = try b.apply(try a.entries(missingFrom: VersionVector(), maxCount: 2_000, maxBytes: 1 << 24), now: 2_000)
+        #expect(outcome.applied == Replica.bulkBatchThreshold + 50)
+        #expect(b.catchingUp, "a batch of \(outcome.applied) entries is a catch-up")
+        let wal = directory.file("b.db") + "-wal"
+        #expect(try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int ?? 0 > 0)
+
+        try b.releaseMemory()
+        #expect(!b.catchingUp)
+        #expect(try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int == 0, "the WAL is truncated after a catch-up")
+        #expect(try b.noteCount == Replica.bulkBatchThreshold + 50)
+        try expectConverged([a, b])
+    }
+
     @Test func anEditOfALongNoteTravelsAsBodyEdits() throws {
         let texts = (0..<300).map { "paragraph \($0)" }
         let id = try a.createNote(title: "Long", body: paragraphs(texts), now: 1_000)

@@ -111,29 +111,40 @@ extension Replica {
         }
     }
 
-    // MARK: - Memory during a catch-up
+    // MARK: - Settings during a catch-up
 
-    /// A batch this large means a catch-up is running: worth a larger page cache.
+    /// A batch this large means a catch-up is running: worth a larger page cache and fewer
+    /// checkpoints.
     static let bulkBatchThreshold = 100
+    /// WAL pages between automatic checkpoints during a catch-up (64 MiB of 4 KiB pages);
+    /// SQLite's default, restored afterwards, is 1,000.
+    static let catchUpCheckpointPages = 16_384
 
-    /// Raises SQLite's page cache to 64 MiB for a catch-up: with the default 2 MiB, a batch's
-    /// random-keyed inserts spill pages mid-transaction and write the same pages many times.
-    func useLargeCache() throws {
-        guard !largeCache else { return }
+    /// Settings for a catch-up, undone by `releaseMemory`: a 64 MiB page cache (with the
+    /// default 2 MiB, a batch's random-keyed inserts spill pages mid-transaction and write the
+    /// same pages many times), and a WAL checkpointed every 64 MiB instead of every 4 MiB (each
+    /// checkpoint copies again the index pages every batch since the last one touched, and
+    /// waits for two fsyncs).
+    func enterCatchUp() throws {
+        guard !catchingUp else { return }
         try database.execute("PRAGMA cache_size = -65536")
-        largeCache = true
+        try database.execute("PRAGMA wal_autocheckpoint = \(Self.catchUpCheckpointPages)")
+        catchingUp = true
     }
 
     /// Makes big buffers (sync batches) go straight back to the system when freed. Process-wide;
     /// the daemon calls it once at start.
     public static func keepLargeBuffersMapped() { notesd_keep_large_buffers_mapped() }
 
-    /// Gives memory back once the replica is idle again (an idle daemon stays small): the
-    /// catch-up page cache, SQLite's other caches, and the heap pages a big batch left behind.
+    /// Gives memory and disk back once the replica is idle again (an idle daemon stays small):
+    /// after a catch-up, checkpoints and truncates the WAL and restores the small page cache;
+    /// always drops SQLite's other caches and the heap pages a big batch left behind.
     public func releaseMemory() throws {
-        if largeCache {
+        if catchingUp {
+            try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            try database.execute("PRAGMA wal_autocheckpoint = 1000")
             try database.execute("PRAGMA cache_size = -2000")
-            largeCache = false
+            catchingUp = false
         }
         try database.execute("PRAGMA shrink_memory")
         notesd_release_free_heap()
@@ -146,7 +157,7 @@ extension Replica {
     /// recomputes every record it touched. Stops at the first entry it cannot apply and says
     /// what it needs; what came before is committed.
     public func apply(_ entries: [EntryPayload], now: UInt64) throws -> ApplyOutcome {
-        if entries.count >= Self.bulkBatchThreshold { try useLargeCache() }
+        if entries.count >= Self.bulkBatchThreshold { try enterCatchUp() }
         var outcome = ApplyOutcome()
         try write {
             var touched: [RecordID: RecordKind] = [:]

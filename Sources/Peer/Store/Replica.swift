@@ -38,8 +38,8 @@ public final class Replica {
     /// What the write in progress has changed so far.
     var pendingChanges = Changes()
     let randomBytes: (Int) -> [UInt8]
-    /// The page cache is raised for a catch-up (see `useLargeCache`).
-    var largeCache = false
+    /// A catch-up's page cache and checkpoint interval are in force (see `enterCatchUp`).
+    var catchingUp = false
     /// Replicas whose vector entry the transaction in progress advanced (see `flushVector`).
     var changedVectorEntries = Set<ReplicaID>()
     private let lock: FileLock
