@@ -132,11 +132,11 @@ final class TestDevice {
 }
 
 @Suite(.serialized) struct RevocationTests {
-    @Test func aRevokedDeviceIsDisconnectedAndRefusedFromThenOn() async throws {
-        try await offThePool { try self.blockingARevokedDeviceIsDisconnectedAndRefusedFromThenOn() }
+    @Test func aRemovedDeviceIsRefusedSaysSoAndCanBeInvitedBack() async throws {
+        try await offThePool { try self.blockingARemovedDeviceIsRefusedSaysSoAndCanBeInvitedBack() }
     }
 
-    func blockingARevokedDeviceIsDisconnectedAndRefusedFromThenOn() throws {
+    func blockingARemovedDeviceIsRefusedSaysSoAndCanBeInvitedBack() throws {
         let alice = try TestDevice(name: "alice")
         let bob = try TestDevice(name: "bob")
         let code = try alice.run { try $0.invite().code }
@@ -146,12 +146,32 @@ final class TestDevice {
         let removed = try alice.run { try $0.devicesRemove(DeviceRemoveParams(device: String(bobID.prefix(10)))) }
         #expect(removed.revoked)
         try alice.wait("bob disconnected") { engine in !engine.deviceInfos().contains { $0.name == "bob" && $0.connected } }
-        // Bob keeps trying (sync resets his backoff) and is refused every time.
-        _ = try bob.await { engine, done in engine.startSync(SyncParams(wait: false), complete: done) }
+
+        // Bob learns it from alice's refusal, remembers it, and says so.
+        try bob.wait("bob knows he was removed") { $0.removedFromHousehold != nil }
+        #expect(try bob.run { try $0.replica.removedFromHousehold } != nil, "kept across restarts")
+        #expect(try bob.run { try $0.status() }.household == nil)
+        #expect { _ = try bob.run { try $0.invite() } } throws: { ($0 as? RPCError)?.code == .notInHousehold }
+        #expect {
+            _ = try bob.await { engine, done in engine.startSync(SyncParams(wait: false), complete: done) }
+        } throws: { ($0 as? RPCError)?.code == .notInHousehold }
+        #expect {
+            _ = try bob.await { engine, done in engine.startConnect(ConnectParams(address: alice.address), complete: done) }
+        } throws: { ($0 as? RPCError)?.code == .notInHousehold }
         try bob.wait("bob sees alice refuse him") { engine in
             engine.peerStatuses().contains { $0.status == .blocked && ($0.lastError ?? "").contains("removed") }
         }
         #expect(!alice.run { $0.deviceInfos() }.contains { $0.name == "bob" && $0.connected })
+
+        // A new invite takes him back: the join is allowed, the roster un-revokes him, notes flow.
+        let second = try alice.run { try $0.invite().code }
+        _ = try bob.await { engine, done in engine.startJoin(JoinParams(code: second, address: alice.address), complete: done) }
+        #expect(bob.run { $0.removedFromHousehold } == nil)
+        #expect(try bob.run { try $0.status() }.household != nil)
+        #expect(alice.run { $0.deviceInfos() }.contains { $0.name == "bob" && !$0.revoked })
+        let note = try bob.run { try $0.notesCreate(NoteCreateParams(title: "Back", html: "<p>bob is back</p>")) }
+        try alice.wait("bob's note on alice") { engine in try engine.notesList(NotesListParams()).contains { $0.id == note.id } }
+
         // Removing this device itself is refused.
         let selfID = alice.run { $0.identity.deviceID.description }
         #expect(throws: RPCError.self) { try alice.run { try $0.devicesRemove(DeviceRemoveParams(device: selfID)) } }

@@ -16,6 +16,23 @@ public enum InviteRefusal: Error, Equatable, Sendable {
 }
 
 extension Replica {
+    // MARK: - Removal of this device
+
+    /// When a household device refused this one as removed from the household (Unix ms), or
+    /// nil. Kept across restarts so `status` still says so; cleared when a household device
+    /// accepts this one again (after a new `join`).
+    public var removedFromHousehold: UInt64? {
+        get throws { try database.first("SELECT value FROM meta WHERE key = 'removed'") { UInt64(bitPattern: $0.int(0)) } }
+    }
+
+    public func setRemovedFromHousehold(_ removed: Bool, now: UInt64) throws {
+        if removed {
+            try setMeta("removed", now)
+        } else {
+            try database.run("DELETE FROM meta WHERE key = 'removed'")
+        }
+    }
+
     // MARK: - Invites
 
     public func storeInvite(secretID: String, secret: [UInt8], now: UInt64, lifetime: UInt64) throws {
@@ -40,7 +57,8 @@ extension Replica {
     }
 
     /// Admits a joining device: adds it to the roster and marks the invite used, in one
-    /// transaction, so a code can never admit two devices.
+    /// transaction, so a code can never admit two devices. A device removed earlier is taken
+    /// back: a household member made this invite for it on purpose.
     public func admit(publicKey: [UInt8], name: String, inviteSecretID: String, now: UInt64) throws(InviteRefusalOrError) {
         do {
             try write {
@@ -50,7 +68,7 @@ extension Replica {
                 if let usedBy = row.1, usedBy != publicKey { throw InviteRefusalOrError.refused(.used) }
                 guard UInt64(row.0) > now else { throw InviteRefusalOrError.refused(.expired) }
                 try database.run("UPDATE invites SET used_by = ?1 WHERE secret_id = ?2", [.blob(publicKey), .text(inviteSecretID)])
-                try putDevice(publicKey: publicKey, name: name, now: now)
+                try putDevice(publicKey: publicKey, name: name, readmitting: true, now: now)
             }
         } catch let error as InviteRefusalOrError {
             throw error

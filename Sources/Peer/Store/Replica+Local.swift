@@ -177,14 +177,16 @@ extension Replica {
         try write { try putDevice(publicKey: publicKey, name: name, now: now) }
     }
 
-    /// `addDevice` inside a caller's transaction.
+    /// `addDevice` inside a caller's transaction. A revoked device stays revoked unless
+    /// `readmitting` (an invite made for it).
     @discardableResult
-    func putDevice(publicKey: [UInt8], name: String, now: UInt64) throws -> RecordID {
+    func putDevice(publicKey: [UInt8], name: String, readmitting: Bool = false, now: UInt64) throws -> RecordID {
         guard publicKey.count == 32 else { throw ReplicaError.invalid("a device public key is 32 bytes") }
         let id = Self.deviceRecordID(publicKey: publicKey)
         let existing = try device(id)
-        if let existing, existing.name == name { return id }
-        let device = Device(name: name, publicKey: publicKey, revoked: existing?.revoked ?? false, added: existing?.added ?? now)
+        let revoked = (existing?.revoked ?? false) && !readmitting
+        if let existing, existing.name == name, existing.revoked == revoked { return id }
+        let device = Device(name: name, publicKey: publicKey, revoked: revoked, added: existing?.added ?? now)
         try commitLocal(record: id, content: .device(.live(device)), now: now)
         return id
     }

@@ -372,7 +372,7 @@ extension Engine {
         StatusResult(
             version: NotesVersion.string, started: Timestamp(millisecondsSince1970: Int64(started)),
             device: Control.DeviceIdentity(id: identity.deviceID.description, short: identity.deviceID.short, name: settings.deviceName),
-            household: householdInfo(), listen: listenAddresses.map(\.description), controlSocket: settings.controlSocket,
+            household: removedFromHousehold == nil ? householdInfo() : nil, listen: listenAddresses.map(\.description), controlSocket: settings.controlSocket,
             dataDir: settings.dataDirectory, discovery: discovery, peers: peerStatuses(),
             counters: SyncCounters(
                 entriesSent: counters.entriesSent, entriesReceived: counters.entriesReceived,
@@ -390,6 +390,10 @@ extension Engine {
             complete(.failure(.invalidParams("params.timeoutMs must be between 1 and 86400000")))
             return
         }
+        guard removedFromHousehold == nil else {
+            complete(.failure(notInHousehold))
+            return
+        }
         for key in targets.keys { updateTarget(key) { $0.retries = 0; $0.nextAttempt = Self.now() } }
         dialDueTargets()
         localChange()
@@ -405,6 +409,10 @@ extension Engine {
     func startConnect(_ params: ConnectParams, complete: @escaping @Sendable (Result<PeerStatus, RPCError>) -> Void) {
         guard let address = Self.address(params.address) else {
             complete(.failure(.invalidParams("\"\(params.address)\" is not a host:port address (IPv6 in brackets: [fe80::1%eth0]:7479)")))
+            return
+        }
+        guard removedFromHousehold == nil else {
+            complete(.failure(notInHousehold))
             return
         }
         let key = address.description

@@ -30,6 +30,7 @@ extension Engine {
     // MARK: - Inviting (the household side)
 
     func invite() throws -> InviteResult {
+        guard removedFromHousehold == nil else { throw notInHousehold }
         let code = InviteCode.generate()
         let now = Self.now()
         try replica.pruneInvites(now: now)
@@ -96,7 +97,7 @@ extension Engine {
             return
         }
         let others = roster().filter { $0.id != identity.deviceID && !$0.revoked }
-        guard others.isEmpty else {
+        guard others.isEmpty || removedFromHousehold != nil else {
             complete(.failure(RPCError(code: .invalidOperation, message: "this device already shares a household with \(others.count) other device(s); remove it there first with `notesctl devices remove`")))
             return
         }
@@ -180,6 +181,7 @@ extension Engine {
             network.close(id, reason: "pairing done")
             links[id]?.purpose = .sync
             joinAttempts[attemptID]?.connection = nil
+            acceptedByHousehold()
             let result = JoinResult(household: householdInfo(), devices: deviceInfos())
             finishJoin(attemptID, .success(result))
             rosterChanged()
@@ -252,5 +254,41 @@ enum InterfaceAddresses {
             }
         }
         return v4 + v6 + loopback
+    }
+}
+
+extension Engine {
+    // MARK: - Removal of this device
+
+    static let rejoinAdvice = "its notes stay here; to sync again, run `notesctl invite` on a household device and `notesctl join CODE` here"
+
+    /// A household device refused this one as removed: remember it, so `status` shows no
+    /// household and `invite`/`sync` explain why, until a household device accepts it again.
+    func removedBy(_ link: Link) {
+        guard removedFromHousehold == nil else { return }
+        let now = Self.now()
+        do {
+            try replica.setRemovedFromHousehold(true, now: now)
+        } catch {
+            log.error("cannot record that this device was removed from its household: \(error)")
+        }
+        removedFromHousehold = now
+        log.warning("\(link.deviceName ?? link.device?.short ?? link.remote) says this device was removed from the household; \(Self.rejoinAdvice)")
+    }
+
+    /// A household device accepted this one (a join, or a hello): it is a member again.
+    func acceptedByHousehold() {
+        guard removedFromHousehold != nil else { return }
+        do {
+            try replica.setRemovedFromHousehold(false, now: Self.now())
+        } catch {
+            log.error("cannot record that this device is in a household again: \(error)")
+        }
+        removedFromHousehold = nil
+        log.info("this device is a member of household \(household.householdID.prefix(8)) again")
+    }
+
+    var notInHousehold: RPCError {
+        RPCError(code: .notInHousehold, message: "this device was removed from its household; \(Self.rejoinAdvice)")
     }
 }

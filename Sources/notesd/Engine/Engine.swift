@@ -86,6 +86,8 @@ final class Engine: @unchecked Sendable {
     var connectWaiters: [ConnectWaiter] = []
     var discovery = Control.DiscoveryStatus(state: .disabled, reason: "mDNS discovery is off (--no-mdns); peers come from --peer and `notesctl connect`")
     /// Invite keys the network may accept, in the order it offers them after the household key.
+    /// When a household device refused this one as removed (see `removedBy`), or nil.
+    var removedFromHousehold: UInt64?
     var inviteKeys: [(secretID: String, key: PreSharedKey)] = [] {
         didSet { keyList?.setInvites(inviteKeys.map(\.key)) }
     }
@@ -113,6 +115,7 @@ final class Engine: @unchecked Sendable {
         // This device is on its own roster from its first start.
         try replica.addDevice(publicKey: identity.publicKey.bytes, name: settings.deviceName, now: started)
         inviteKeys = try replica.invites().map { ($0.secretID, InviteCode(secret: $0.secret)!.pskForPairing) }
+        removedFromHousehold = try replica.removedFromHousehold
     }
 
     static func now() -> UInt64 { UInt64(Date().timeIntervalSince1970 * 1000) }
@@ -246,6 +249,7 @@ final class Engine: @unchecked Sendable {
         case .sync:
             break
         }
+        if case .refuse(let refusal) = frame, refusal.code == .revoked { removedBy(link) }
         guard var session = link.session else {
             if case .refuse(let refusal) = frame, let target = link.target {
                 blockTarget(target, reason: refusal.message)
@@ -256,6 +260,8 @@ final class Engine: @unchecked Sendable {
            [.notOnRoster, .revoked, .protocolVersion].contains(refusal.code) {
             blockTarget(target, reason: refusal.message)
         }
+        // A household device sends its hello only to a device on its roster.
+        if case .hello = frame { acceptedByHousehold() }
         let output = session.receive(frame, store: replica, now: Self.now())
         link.session = session
         links[id] = link
@@ -274,6 +280,8 @@ final class Engine: @unchecked Sendable {
             log.info("disconnected from \(link.deviceName ?? link.device?.short ?? link.remote)\(reason.map { ": \($0)" } ?? "")")
             emit(.peerDisconnected(PeerEvent(peer: peer, reason: reason)))
             persistPeer(link, error: reason)
+            // A catch-up cut short leaves its settings behind unless someone gives them back.
+            releaseMemoryIfIdle()
         }
         if let target = link.target {
             if targets[target]?.blocked == true {
@@ -351,6 +359,17 @@ final class Engine: @unchecked Sendable {
         localChange(except: id)
     }
 
+    /// Once no session is catching up (a catch-up ended, in either direction, or was cut
+    /// short), gives memory back and undoes the catch-up's SQLite settings.
+    private func releaseMemoryIfIdle() {
+        guard links.values.allSatisfy({ $0.session == nil || $0.caughtUp }) else { return }
+        do {
+            try replica.releaseMemory()
+        } catch {
+            log.warning("could not give memory back after a catch-up: \(error)")
+        }
+    }
+
     private func progressed(_ id: PeerNetwork.ConnectionID) {
         guard var link = links[id], let session = link.session else { return }
         let caughtUp = session.isCaughtUp(store: replica)
@@ -358,8 +377,7 @@ final class Engine: @unchecked Sendable {
         if caughtUp && !link.caughtUp {
             link.caughtUp = true
             links[id] = link
-            // Everyone caught up (a catch-up just ended, in either direction): give memory back.
-            if links.values.allSatisfy({ $0.session == nil || $0.caughtUp }) { try? replica.releaseMemory() }
+            releaseMemoryIfIdle()
             persistPeer(link, error: nil, synced: true)
             if let target = link.target { updateTarget(target) { $0.retries = 0; $0.lastError = nil } }
         } else if !caughtUp && link.caughtUp {
@@ -443,7 +461,7 @@ final class Engine: @unchecked Sendable {
     func rosterDevice(_ id: DeviceID) -> Member? { roster().first { $0.id == id } }
 
     /// The roster changed (a device added or revoked): drop sessions with revoked devices and
-    /// give blocked targets another chance.
+    /// give every target a fresh chance (unblocked, backoff reset, dialled now).
     func rosterChanged() {
         let members = roster()
         for (id, link) in links where link.session != nil {
@@ -451,7 +469,7 @@ final class Engine: @unchecked Sendable {
                 refuse(id, Refusal(.revoked, "device \(device.short) was removed from this household"))
             }
         }
-        for key in targets.keys { updateTarget(key) { $0.blocked = false; $0.nextAttempt = min($0.nextAttempt, Self.now()) } }
+        for key in targets.keys { updateTarget(key) { $0.blocked = false; $0.retries = 0; $0.nextAttempt = min($0.nextAttempt, Self.now()) } }
         dialDueTargets()
     }
 }
