@@ -93,7 +93,8 @@ public enum DiscoveryState: String, Codable, Hashable, Sendable {
 
 public struct DiscoveryStatus: Codable, Hashable, Sendable {
     public var state: DiscoveryState
-    /// Why discovery is `unavailable` (or `disabled`), in one sentence.
+    /// What discovery is doing, in one sentence: why it is `unavailable` or `disabled`, the
+    /// name it advertises when `running`.
     public var reason: String?
 
     public init(state: DiscoveryState, reason: String? = nil) {

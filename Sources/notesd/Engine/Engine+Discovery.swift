@@ -58,8 +58,8 @@ extension Engine {
             guard kind == .mdns else { return }
             let status: DiscoveryStatus = switch state {
             case .disabled: DiscoveryStatus(state: .disabled, reason: state.description)
-            case .starting: DiscoveryStatus(state: .starting, reason: nil)
-            case .running: DiscoveryStatus(state: .running, reason: nil)
+            case .starting: DiscoveryStatus(state: .starting, reason: state.description)
+            case .running: DiscoveryStatus(state: .running, reason: state.description)
             case .unavailable(let reason): DiscoveryStatus(state: .unavailable, reason: reason)
             }
             if status != discovery { log.info("discovery: \(state.description)") }
