@@ -23,6 +23,29 @@ enum SyncBench {
     static let editedNotes = 50
     static let readyRuns = 5
 
+    /// The 10,000-note initial sync alone, `runs` times: the row of `run()`, quicker to repeat
+    /// while profiling (`notes-bench initial-sync`).
+    static func runInitialSync(runs: Int = 5) throws {
+        let binary = try notesdBinary()
+        Conditions.print(["two release notesd processes (\(binary)) on 127.0.0.1, as in `sync`"])
+        var table = Table(["figure", "value", "target", "verdict", "how / detail"])
+        progress("10,000-note household: pairing, filling alpha")
+        let large = try Household(notes: largeLibrary, binary: binary)
+        defer { large.shutDown() }
+        table.add(try initialSyncRow(large, runs: runs))
+        table.print()
+    }
+
+    private static func initialSyncRow(_ household: Household, runs: Int) throws -> [String] {
+        progress("\(Measure.count(household.library.count))-note household: \(runs) initial syncs")
+        let syncs = try (0..<runs).map { _ in try household.initialSync() }
+        let median = Measure.percentile(syncs.map(\.fromReady), 0.5)
+        return [
+            "initial sync, \(Measure.count(household.library.count)) notes", Measure.ms(median), "≤ 1 s", Verdict.of(median <= Target.initialSync),
+            "\(Measure.bytes(household.htmlBytes)) HTML; bravo READY → holds all, median of \(runs) (\(syncs.map { Measure.ms($0.fromReady) }.joined(separator: ", "))); from spawn \(Measure.ms(Measure.percentile(syncs.map(\.fromSpawn), 0.5))); CPU bravo \(Measure.ms(Measure.percentile(syncs.map(\.bravoCPU), 0.5))), alpha \(Measure.ms(Measure.percentile(syncs.map(\.alphaCPU), 0.5))) (medians); \(Measure.bytes(syncs[0].wireBytes)) on the wire; bravo wrote \(Measure.bytes(syncs[0].bravoWrites.bytes)) in \(Measure.count(syncs[0].bravoWrites.calls)) write calls (database, WAL, socket)",
+        ]
+    }
+
     static func run() throws {
         let binary = try notesdBinary()
         let idleSeconds = ProcessInfo.processInfo.environment["NOTES_BENCH_IDLE_SECONDS"].flatMap { Int($0) } ?? 60
@@ -49,13 +72,7 @@ enum SyncBench {
         progress("10,000-note household: pairing, filling alpha")
         let large = try Household(notes: largeLibrary, binary: binary)
         defer { large.shutDown() }
-        progress("10,000-note household: \(initialSyncRuns) initial syncs")
-        let syncs = try (0..<initialSyncRuns).map { _ in try large.initialSync() }
-        let syncMedian = Measure.percentile(syncs.map(\.fromReady), 0.5)
-        table.add([
-            "initial sync, \(Measure.count(largeLibrary)) notes", Measure.ms(syncMedian), "≤ 1 s", Verdict.of(syncMedian <= Target.initialSync),
-            "\(Measure.bytes(large.htmlBytes)) HTML; bravo READY → holds all, median of \(initialSyncRuns) (\(syncs.map { Measure.ms($0.fromReady) }.joined(separator: ", "))); from spawn \(Measure.ms(Measure.percentile(syncs.map(\.fromSpawn), 0.5))); CPU bravo \(Measure.ms(Measure.percentile(syncs.map(\.bravoCPU), 0.5))), alpha \(Measure.ms(Measure.percentile(syncs.map(\.alphaCPU), 0.5))) (medians); \(Measure.bytes(syncs[0].wireBytes)) on the wire; bravo wrote \(Measure.bytes(syncs[0].bravoWrites.bytes)) in \(Measure.count(syncs[0].bravoWrites.calls)) write calls (database, WAL, socket)",
-        ])
+        table.add(try initialSyncRow(large, runs: initialSyncRuns))
 
         progress("10,000-note household: \(editSamples) live edits")
         let edits = try large.editLatency(samples: editSamples)

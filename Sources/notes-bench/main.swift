@@ -12,11 +12,14 @@ struct Benchmark {
     var name: String
     var summary: String
     var run: () throws -> Void
+    /// Run by a bare `notes-bench`; false for a part of another benchmark.
+    var inEvery = true
 }
 
 let benchmarks = [
     Benchmark(name: "merge", summary: "3-way merge of 500, 2,000 and 8,000-block notes (target ≤ 2 ms at 2,000)", run: MergeBench.run),
     Benchmark(name: "store", summary: "the replica in-process: import, edits, listing, reading, database size (10,000 notes)", run: StoreBench.run),
+    Benchmark(name: "initial-sync", summary: "the 10,000-note initial sync of `sync` alone, 5 runs (for profiling)", run: { try SyncBench.runInitialSync() }, inEvery: false),
     Benchmark(name: "sync", summary: "two real notesd daemons on loopback: initial sync, edit latency, resync bytes, idle cost, start-up (DESIGN §11 targets)", run: SyncBench.run),
 ]
 
@@ -33,7 +36,7 @@ guard unknown.isEmpty else {
     exit(64)
 }
 var failed = false
-for benchmark in benchmarks where requested.isEmpty || requested.contains(benchmark.name) {
+for benchmark in benchmarks where requested.isEmpty ? benchmark.inEvery : requested.contains(benchmark.name) {
     print("== \(benchmark.name): \(benchmark.summary)")
     do {
         try benchmark.run()
