@@ -77,6 +77,29 @@ final class TestDevice {
         #expect(alice.run { $0.deviceInfos() }.contains { $0.name == "bob" && $0.connected })
     }
 
+    @Test func aPeerThatIsAwayShowsWhatIsWaitingForIt() async throws {
+        try await offThePool { try self.blockingAPeerThatIsAwayShowsWhatIsWaitingForIt() }
+    }
+
+    func blockingAPeerThatIsAwayShowsWhatIsWaitingForIt() throws {
+        let alice = try TestDevice(name: "alice")
+        var bob: TestDevice? = try TestDevice(name: "bob")
+        let code = try alice.run { try $0.invite().code }
+        _ = try bob!.await { engine, done in engine.startJoin(JoinParams(code: code, address: alice.address), complete: done) }
+        for index in 0..<5 { _ = try alice.run { try $0.notesCreate(NoteCreateParams(title: "Before \(index)", html: "<p>x</p>")) } }
+        try bob!.wait("bob holds alice's notes") { try $0.replica.noteCount == 5 }
+        try alice.wait("alice sees bob caught up") { engine in engine.peerStatuses().contains { $0.name == "bob" && $0.status == .idle } }
+
+        bob = nil
+        try alice.wait("bob gone") { engine in engine.peerStatuses().contains { $0.name == "bob" && !$0.connected } }
+        // What bob already holds is not counted again.
+        #expect(alice.run { $0.peerStatuses() }.first { $0.name == "bob" }?.entriesBehind == 0)
+        for index in 0..<3 { _ = try alice.run { try $0.notesCreate(NoteCreateParams(title: "While away \(index)", html: "<p>y</p>")) } }
+        let away = try #require(alice.run { $0.peerStatuses() }.first { $0.name == "bob" })
+        #expect(away.status == .offline)
+        #expect(away.entriesBehind == 3, "three new notes wait for bob")
+    }
+
     @Test func aReusedInviteCodeIsRefusedClearly() async throws {
         try await offThePool { try self.blockingAReusedInviteCodeIsRefusedClearly() }
     }

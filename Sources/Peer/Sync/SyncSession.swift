@@ -136,6 +136,13 @@ public struct SyncSession {
         return nil
     }
 
+    /// The peer's vector as far as this session knows: what it announced, raised by what it
+    /// acknowledged. Kept by the daemon to tell, while the peer is away, what is waiting.
+    public var peerVector: VersionVector? {
+        guard case .running(let running) = state else { return nil }
+        return running.receiver.peerVector.merged(with: running.sender.ackedVector)
+    }
+
     /// How many entries the peer holds that we do not (as far as it told us).
     public func entriesBehind(store: SyncStore) -> UInt64 {
         guard case .running(let running) = state else { return 0 }

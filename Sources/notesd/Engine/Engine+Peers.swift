@@ -172,15 +172,17 @@ extension Engine {
         let link = links.values.first { $0.device == device && $0.session != nil }
         let target = targets.values.first { $0.device == device }
         let dialling = targets.values.contains { $0.device == device && $0.connection != nil } || links.values.contains { $0.device == device && $0.session == nil }
-        var state: PeerState = .offline
+        let state: PeerState
         var behind = 0
         if let link, let session = link.session {
             behind = Int(session.entriesBehind(store: replica) + session.entriesToSend(store: replica))
             state = session.status(store: replica) == .idle ? .idle : (session.status(store: replica) == .connecting ? .connecting : .syncing)
-        } else if target?.blocked == true {
-            state = .blocked
-        } else if dialling {
-            state = .connecting
+        } else {
+            // Away: what its vector, as last seen, says one side lacks from the other.
+            if let record, record.replica != nil {
+                behind = Int(record.vector.entriesAhead(of: replica.vector) + replica.vector.entriesAhead(of: record.vector))
+            }
+            state = target?.blocked == true ? .blocked : (dialling ? .connecting : .offline)
         }
         let memberName = name ?? rosterDevice(device)?.device.name
         return PeerStatus(
@@ -199,7 +201,7 @@ extension Engine {
         record.name = link.deviceName ?? record.name
         record.address = link.remote
         record.replica = link.session?.peerHello?.replica ?? record.replica
-        record.vector = link.session?.peerHello?.vector ?? record.vector
+        record.vector = link.peerVector ?? link.session?.peerHello?.vector ?? record.vector
         record.status = link.session.map { $0.status(store: replica) } ?? .offline
         if synced {
             record.lastSuccess = now

@@ -63,6 +63,8 @@ final class Engine: @unchecked Sendable {
         var entriesReceived = 0
         var caughtUp = false
         var lastProgressEvent: UInt64 = 0
+        /// The peer's vector as the session last knew it; outlives the session (`persistPeer`).
+        var peerVector: VersionVector?
     }
 
     let queue: DispatchQueue
@@ -372,6 +374,10 @@ final class Engine: @unchecked Sendable {
 
     private func progressed(_ id: PeerNetwork.ConnectionID) {
         guard var link = links[id], let session = link.session else { return }
+        if let vector = session.peerVector, vector != link.peerVector {
+            link.peerVector = vector
+            links[id] = link
+        }
         let caughtUp = session.isCaughtUp(store: replica)
         let now = Self.now()
         if caughtUp && !link.caughtUp {
