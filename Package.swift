@@ -41,10 +41,10 @@ let package = Package(
         // Helpers shared by the test targets (child processes, temporary directories).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
 
-        .testTarget(name: "MergeTests", dependencies: ["Merge"]),
-        .testTarget(name: "ControlTests", dependencies: ["Control", "notesctl"]),
+        .testTarget(name: "MergeTests", dependencies: ["Merge", "TestSupport"]),
+        .testTarget(name: "ControlTests", dependencies: ["Control", "notesctl", "TestSupport"]),
         .testTarget(name: "PeerTests", dependencies: ["Peer", "Merge", "CSodium", "CSQLite", "TestSupport", "notes-testkit"]),
-        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Merge"]),
+        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Merge", "TestSupport"]),
         // The daemon: process shell, control server, engine (test targets may use executables).
         .testTarget(name: "NotesdTests", dependencies: ["notesd", "Control", "Peer", "Merge", "TestSupport"]),
         // Real notesd processes on loopback, driven only through notesctl.

@@ -70,7 +70,9 @@ import Testing
     }
 
     @Test func randomChunkingMatchesWholeStream() throws {
-        var seed: UInt64 = UInt64(Date().timeIntervalSince1970 * 1000) & 0xFFFF_FFFF
+        // A new seed each run (printed on failure); `LINE_FRAMER_SEED=S` replays one.
+        var seed: UInt64 = ProcessInfo.processInfo.environment["LINE_FRAMER_SEED"].flatMap(UInt64.init)
+            ?? UInt64(Date().timeIntervalSince1970 * 1000) & 0xFFFF_FFFF
         let originalSeed = seed
         func next() -> UInt64 {
             seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
@@ -89,6 +91,6 @@ import Testing
             received += strings(try framer.append(stream[offset..<(offset + size)]))
             offset += size
         }
-        #expect(received == lines, "seed \(originalSeed)")
+        #expect(received == lines, "LINE_FRAMER_SEED=\(originalSeed)")
     }
 }

@@ -1,6 +1,7 @@
 import Control
 import Foundation
 import Testing
+import TestSupport
 @testable import notesctl
 
 /// The built `notesctl` executable, run as a user would: exit codes, stderr, and its calls
@@ -29,21 +30,11 @@ import Testing
     /// Runs notesctl with `arguments`, `input` on stdin (never a terminal), and a clean
     /// environment plus `environment`.
     static func run(_ arguments: [String], input: String = "", environment: [String: String] = [:]) throws -> Run {
-        let process = Process()
-        process.executableURL = try executable()
-        process.arguments = arguments
-        process.environment = ["PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": "/nonexistent-runtime-dir"].merging(environment) { $1 }
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        let err = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+        // `env -i` gives the clean environment; `runBlocking` bounds the wait (90 s).
+        let variables = ["PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": "/nonexistent-runtime-dir"].merging(environment) { $1 }
+        let command = ["/usr/bin/env", "-i"] + variables.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + [try executable().path] + arguments
+        let result = try ChildProcess.runBlocking(command, input: input)
+        return Run(status: result.status, stdout: result.output, stderr: result.error)
     }
 
     private static func temporaryDirectory() throws -> String {

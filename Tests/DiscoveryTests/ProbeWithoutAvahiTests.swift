@@ -6,11 +6,14 @@ import Testing
 /// The discovery runs in a child process because libavahi-client reads the bus address from the
 /// environment, which a test must not change for the whole test process.
 @Suite struct ProbeWithoutAvahiTests {
-    private func startProbe(environment: [String: String]) throws -> ProbeProcess {
+    /// `isolated`: in a mount namespace with an empty `/run`, so that even a probe whose
+    /// refusal guard regressed finds no system bus (and no Avahi) to advertise through.
+    private func startProbe(environment: [String: String], isolated: Bool = false) throws -> ProbeProcess {
         try #require(FileManager.default.isExecutableFile(atPath: probeExecutable.path),
                      "\(probeExecutable.path) is missing; build it with swift build --build-tests")
-        return try ProbeProcess(label: "probe", command: [probeExecutable.path, "--id", "AAA", "--port", "7001",
-                                                          "--seconds", "30"], environment: environment)
+        let probe = [probeExecutable.path, "--id", "AAA", "--port", "7001", "--seconds", "30"]
+        let isolation = ["/usr/bin/unshare", "-m", "/bin/sh", "-c", "mount -t tmpfs notesd-test /run && exec \"$@\"", "sh"]
+        return try ProbeProcess(label: "probe", command: (isolated ? isolation : []) + probe, environment: environment)
     }
 
     private var bogusBus: (address: String, environment: [String: String]) {
@@ -53,7 +56,7 @@ import Testing
     @Test func refusesToRunWithoutAnExplicitBusAddress() async throws {
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = nil
-        let probe = try startProbe(environment: environment)
+        let probe = try startProbe(environment: environment, isolated: true)
         defer { probe.stop() }
         try await probe.waitForExit()
         try await waitUntil("the refusal is printed", seen: { probe.transcript }) { !probe.errorOutput.isEmpty }

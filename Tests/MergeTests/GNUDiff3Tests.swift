@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import Merge
 
 /// Cross-checks `Diff3` against GNU `diff3 -m` (diffutils): wherever GNU merges cleanly
@@ -63,16 +64,9 @@ struct GNUDiff3Tests {
             try lines.map { $0 + "\n" }.joined().write(to: url, atomically: false, encoding: .utf8)
             return url.path
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: gnuDiff3)
-        process.arguments = ["-m", try write(mine, "mine"), try write(base, "older"), try write(yours, "yours")]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        switch process.terminationStatus {
-        case 0: return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        let result = try ChildProcess.runBlocking([gnuDiff3, "-m", try write(mine, "mine"), try write(base, "older"), try write(yours, "yours")])
+        switch result.status {
+        case 0: return result.output.split(separator: "\n").map(String.init)
         case 1: return nil
         case let status: throw GNUDiff3Failed(status: status)
         }

@@ -462,18 +462,10 @@ import TestSupport
         """
 
     static func runClient(path: String, uid: UInt32, gid: UInt32, groups: [UInt32] = [], request: String = "") throws -> [String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", client, path, String(uid), String(gid), groups.map(String.init).joined(separator: ","), request]
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let problems = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestFailure("client failed: \(String(decoding: problems, as: UTF8.self))") }
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        let result = try ChildProcess.runBlocking(
+            ["/usr/bin/python3", "-c", client, path, String(uid), String(gid), groups.map(String.init).joined(separator: ","), request])
+        guard result.status == 0 else { throw TestFailure("client failed: \(result.error)") }
+        return result.output.split(separator: "\n").map(String.init)
     }
 
     /// Opens the file-system fence (directory 0755, socket 0666) so that only `SO_PEERCRED`

@@ -124,9 +124,11 @@ final class FakeEngine: DaemonEngine {
         // by default) fills, and STOPPING=1, unlike a ping, waits for room.
         let rest = try await blocking {
             var messages: [String] = []
-            while messages.last != "STOPPING=1" { messages.append(try notify.receive()) }
+            // Bounded: a daemon that never says STOPPING=1 fails here rather than hanging.
+            while messages.last != "STOPPING=1" && messages.count < 10_000 { messages.append(try notify.receive()) }
             return messages
         }
+        #expect(rest.last == "STOPPING=1")
         #expect(try await daemon.value == .success)
         // Pings that were in flight may come before STOPPING=1; nothing after it.
         #expect(rest.dropLast().allSatisfy { $0 == "WATCHDOG=1" })

@@ -35,18 +35,25 @@ import Testing
         fixture.thread.stop()
     }
 
-    @Test func aNewDeadlineReplacesTheOldAndNilClearsIt() async {
+    @Test func aNewDeadlineReplacesTheOld() async {
         let fixture = Fixture()
         fixture.thread.schedule(at: .now() + .seconds(3600), fixture.record("replaced"))
         fixture.thread.schedule(at: .now() + .milliseconds(5), fixture.record("first"))
         #expect(await eventually { fixture.entries == ["first"] })
+        fixture.thread.stop()
+        #expect(fixture.entries == ["first"])
+    }
 
-        fixture.thread.schedule(at: .now() + .milliseconds(5), fixture.record("cleared"))
+    @Test func aNilDeadlineClearsTheScheduledOne() async {
+        let fixture = Fixture()
+        let due = DispatchTime.now() + .milliseconds(200)
+        fixture.thread.schedule(at: due, fixture.record("cleared"))
         fixture.thread.schedule(at: nil, fixture.record("never"))
-        fixture.thread.schedule(at: .now() + .milliseconds(50), fixture.record("second"))
-        #expect(await eventually { fixture.entries.count == 2 })
-        // "cleared" was due first, so it would have run before "second".
-        #expect(fixture.entries == ["first", "second"])
+        // Past the cleared deadline, an event posted now runs after anything that was due.
+        #expect(await eventually { DispatchTime.now() > due + .milliseconds(50) })
+        fixture.thread.post(fixture.record("marker"))
+        #expect(await eventually { fixture.entries.contains("marker") })
+        #expect(fixture.entries == ["marker"], "the cleared deadline must not run")
         fixture.thread.stop()
     }
 

@@ -318,15 +318,22 @@ final class NotifyListener: Sendable {
 
 @Suite struct StopLatchTests {
     @Test func aTriggerBeforeOrAfterWaitingEndsEveryWait() async throws {
+        // Each wait runs on its own thread and must return: `value` fails the test after 60 s.
         let early = StopLatch()
         early.trigger()
-        early.wait()
-        early.wait()
+        let earlyWaits = BackgroundThread { () -> Int in
+            early.wait()
+            early.wait()
+            return 2
+        }
+        #expect(try await earlyWaits.value == 2)
 
         let late = StopLatch()
-        let waiters = (0..<3).map { _ in BackgroundThread { late.wait() } }
+        let waiters = (0..<3).map { index in BackgroundThread { () -> Int in late.wait(); return index } }
         late.trigger()
         late.trigger()
-        for waiter in waiters { try await waiter.value }
+        var finished: [Int] = []
+        for waiter in waiters { finished.append(try await waiter.value) }
+        #expect(finished == [0, 1, 2])
     }
 }

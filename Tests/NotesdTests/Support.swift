@@ -30,10 +30,11 @@ final class BackgroundThread<T: Sendable>: Sendable {
         }.start()
     }
 
+    /// The result; throws when the thread has not finished within 60 s (a hang fails the test).
     var value: T {
         get async throws {
             try await blocking {
-                self.done.wait()
+                guard self.done.wait(timeout: .now() + 60) == .success else { throw TestFailure("the background thread did not finish within 60 s") }
                 self.done.signal()
                 return self.result.withLock { $0! }
             }

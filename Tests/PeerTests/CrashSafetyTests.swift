@@ -47,6 +47,9 @@ import TestSupport
                 consumeLog()
                 return seen >= killAfter || process.exitStatus != nil
             }
+            // The writer must still be writing when it is killed, having acknowledged writes.
+            #expect(process.exitStatus == nil, "seed \(seed) round \(round): the writer exited by itself; see \(log)")
+            #expect(seen > 0, "seed \(seed) round \(round): the writer acknowledged no write; see \(log)")
             process.signal(SIGKILL)
             process.waitForExit(timeout: .seconds(10))
             // Whatever it wrote before dying counts too: an "ok" is an acknowledged write.

@@ -183,7 +183,10 @@ struct Dance {
             Issue.record("expected a batch")
             return
         }
-        guard case .full(var data, let blocks) = batch.entries[0].content else { return }
+        guard case .full(var data, let blocks) = batch.entries[0].content else {
+            Issue.record("expected a new note's entry to travel whole")
+            return
+        }
         data[data.count - 1] ^= 1
         batch.entries[0] = EntryPayload(dot: batch.entries[0].dot, revision: batch.entries[0].revision, content: .full(data: data, blocks: blocks))
         _ = dance.sessionB.receive(.entries(batch), store: b, now: 20_000)

@@ -4,10 +4,12 @@ import Synchronization
 // Helpers shared by the test targets: where the built binaries are, temporary directories,
 // and running blocking work without starving Swift Testing's cooperative thread pool.
 
-/// The package checkout, found from this file's path.
+/// The package checkout, found from this file's path (the nearest directory above it that
+/// holds `Package.swift`).
 public let packageRoot: String = {
     var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
+        guard directory.path != "/" else { preconditionFailure("no Package.swift above \(#filePath): the tests run from a package checkout") }
         directory.deleteLastPathComponent()
     }
     return directory.path

@@ -294,6 +294,7 @@ final class ControlConnection {
         while !awaitingAnswer, !closeWhenFlushed, unsentResponseBytes < limits.backpressureBytes, let input = waiting.popFirst() {
             switch input {
             case .lineTooLong:
+                log.notice("control connection \(mailbox.id) sent a line over \(limits.maximumLineLength) bytes; answered with an error and closed it")
                 enqueue(ControlWire.error(id: nil, .lineTooLong(maximum: limits.maximumLineLength)), isEvent: false)
                 closeWhenFlushed = true
                 waiting = FIFO()

@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import Synchronization
 
 /// A lab made by `scripts/netlab`: hosts 1…N in their own network namespaces, each with its own
 /// D-Bus and avahi-daemon, joined by a bridge. Tests call `down()` in a `defer`.
 struct Netlab {
-    static let script = packageRoot.appendingPathComponent("scripts/netlab").path
+    static let script = packageRoot + "/scripts/netlab"
     private static let counter = Mutex(0)
 
     /// Whether labs can run here (`netlab check`: root, `ip netns`…); if not, prints why

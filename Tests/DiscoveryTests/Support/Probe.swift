@@ -1,15 +1,6 @@
 import Foundation
 import Synchronization
 
-/// The package checkout, found from this file's path.
-let packageRoot: URL = {
-    var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
-        directory.deleteLastPathComponent()
-    }
-    return directory
-}()
-
 /// The `discovery-probe` binary, built next to the test bundle by `swift build --build-tests`.
 let probeExecutable: URL = {
     let testBinary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
