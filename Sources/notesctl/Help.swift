@@ -21,8 +21,9 @@ struct CommandSpec: Sendable {
             summary: "List the household's devices, or remove one.",
             details: """
             devices                 list every device on the household roster
-            devices remove DEVICE   revoke DEVICE (full id or a unique prefix) everywhere;
-                                    it can no longer sync with the household
+            devices remove DEVICE   revoke DEVICE (its name, its full id or a unique id
+                                    prefix) everywhere; it can no longer sync with the
+                                    household (a new invite can take it back)
             """),
         CommandSpec(
             name: "invite", usage: "invite",

@@ -83,7 +83,7 @@ struct Render {
         let discovery = status.discovery.state.rawValue + (status.discovery.reason.map { ": \($0)" } ?? "")
         let lag = status.counters.syncLagMs
         let lagText = lag.samples == 0 ? "no samples yet"
-            : "p50 \(lag.p50.map(String.init) ?? "-") ms, p95 \(lag.p95.map(String.init) ?? "-") ms (\(lag.samples) samples)"
+            : "p50 \(lag.p50.map(String.init) ?? "-") ms, p95 \(lag.p95.map(String.init) ?? "-") ms (\(lag.samples) sample\(lag.samples == 1 ? "" : "s"))"
         let counters = status.counters
         let details: [(String, String)] = [
             ("device id", status.device.id),

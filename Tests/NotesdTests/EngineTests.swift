@@ -166,8 +166,13 @@ final class TestDevice {
         _ = try bob.await { engine, done in engine.startJoin(JoinParams(code: code, address: alice.address), complete: done) }
         try alice.wait("bob connected") { engine in engine.deviceInfos().contains { $0.name == "bob" && $0.connected } }
         let bobID = try alice.run { engine in try #require(engine.deviceInfos().first { $0.name == "bob" }?.id) }
-        let removed = try alice.run { try $0.devicesRemove(DeviceRemoveParams(device: String(bobID.prefix(10)))) }
-        #expect(removed.revoked)
+        // Unknown names and ids are refused; a name matches in any case, like an id prefix.
+        #expect { _ = try alice.run { try $0.devicesRemove(DeviceRemoveParams(device: "carol")) } } throws: { ($0 as? RPCError)?.code == .notFound }
+        #expect(alice.run { $0.deviceInfos() }.contains { $0.name == "bob" && !$0.revoked })
+        let removed = try alice.run { try $0.devicesRemove(DeviceRemoveParams(device: "BOB")) }
+        #expect(removed.revoked && removed.id == bobID)
+        let again = try alice.run { try $0.devicesRemove(DeviceRemoveParams(device: String(bobID.prefix(10)))) }
+        #expect(again.id == bobID && again.revoked, "idempotent, by id prefix")
         try alice.wait("bob disconnected") { engine in !engine.deviceInfos().contains { $0.name == "bob" && $0.connected } }
 
         // Bob learns it from alice's refusal, remembers it, and says so.

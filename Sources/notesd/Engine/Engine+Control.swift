@@ -351,9 +351,15 @@ extension Engine {
     }
 
     func devicesRemove(_ params: DeviceRemoveParams) throws -> DeviceInfo {
+        // A device id (or a unique prefix of one), else a device name (any case).
         let wanted = params.device.uppercased().filter { $0.isLetter || $0.isNumber }
-        let matches = roster().filter { $0.id.description.uppercased().filter { $0.isLetter || $0.isNumber }.hasPrefix(wanted) }
-        guard !wanted.isEmpty, let member = matches.first else { throw RPCError.notFound(.device, params.device) }
+        let members = roster()
+        var matches = wanted.isEmpty ? [] : members.filter { $0.id.description.uppercased().filter { $0.isLetter || $0.isNumber }.hasPrefix(wanted) }
+        if matches.isEmpty {
+            let name = params.device.trimmingCharacters(in: .whitespaces).lowercased()
+            matches = members.filter { $0.device.name.lowercased() == name }
+        }
+        guard let member = matches.first else { throw RPCError.notFound(.device, params.device) }
         guard matches.count == 1 else {
             throw RPCError.ambiguous(.device, params.device, candidates: matches.prefix(20).map { .init(id: $0.id.description, label: $0.device.name) })
         }
