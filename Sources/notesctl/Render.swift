@@ -144,8 +144,10 @@ struct Render {
     }
 
     func joined(_ result: JoinResult) -> String {
-        let names = result.devices.filter { !$0.revoked }.map(\.name).joined(separator: ", ")
-        return "Joined household \(result.household.short) with \(result.household.deviceCount) devices: \(names)."
+        // This device is a member once joined, even before the roster that says so syncs in.
+        let names = result.devices.filter { !$0.revoked || $0.isSelf }.map(\.name).joined(separator: ", ")
+        let count = result.household.deviceCount
+        return "Joined household \(result.household.short) with \(count) device\(count == 1 ? "" : "s"): \(names)."
     }
 
     func connected(_ peer: PeerStatus) -> String {

@@ -193,7 +193,8 @@ final class TestDevice {
 
         // A new invite takes him back: the join is allowed, the roster un-revokes him, notes flow.
         let second = try alice.run { try $0.invite().code }
-        _ = try bob.await { engine, done in engine.startJoin(JoinParams(code: second, address: alice.address), complete: done) }
+        let rejoined = try bob.await { engine, done in engine.startJoin(JoinParams(code: second, address: alice.address), complete: done) }
+        #expect(rejoined.household.deviceCount == 2, "bob counts himself before alice's roster says so again")
         #expect(bob.run { $0.removedFromHousehold } == nil)
         #expect(try bob.run { try $0.status() }.household != nil)
         #expect(alice.run { $0.deviceInfos() }.contains { $0.name == "bob" && !$0.revoked })

@@ -335,7 +335,8 @@ extension Engine {
 
     func householdInfo() -> HouseholdInfo {
         let id = household.householdID
-        return HouseholdInfo(id: id, short: String(id.prefix(8)), deviceCount: roster().filter { !$0.revoked }.count)
+        // This device counts while it is a member, even before a re-admission syncs in.
+        return HouseholdInfo(id: id, short: String(id.prefix(8)), deviceCount: roster().filter { !$0.revoked || $0.id == identity.deviceID }.count)
     }
 
     func deviceInfos() -> [DeviceInfo] {
