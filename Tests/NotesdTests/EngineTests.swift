@@ -97,6 +97,7 @@ final class TestDevice {
         for index in 0..<3 { _ = try alice.run { try $0.notesCreate(NoteCreateParams(title: "While away \(index)", html: "<p>y</p>")) } }
         let away = try #require(alice.run { $0.peerStatuses() }.first { $0.name == "bob" })
         #expect(away.status == .offline)
+        #expect(away.address == nil, "bob only ever dialled alice: his source port is no address to dial")
         #expect(away.entriesBehind == 3, "three new notes wait for bob")
     }
 

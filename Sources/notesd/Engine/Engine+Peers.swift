@@ -199,7 +199,9 @@ extension Engine {
         let now = Self.now()
         var record = ((try? replica.peers())?.first { $0.peer == device.description }) ?? PeerRecord(peer: device.description, name: link.deviceName ?? device.short)
         record.name = link.deviceName ?? record.name
-        record.address = link.remote
+        // Only an address we dialled is one to dial again; an inbound connection's port is
+        // the peer's ephemeral one.
+        if link.direction == .outbound { record.address = link.remote }
         record.replica = link.session?.peerHello?.replica ?? record.replica
         record.vector = link.peerVector ?? link.session?.peerHello?.vector ?? record.vector
         record.status = link.session.map { $0.status(store: replica) } ?? .offline
