@@ -119,6 +119,25 @@ public struct ByteReader {
         }
     }
 
+    /// The largest time or sequence number a replica stores: SQLite integers are signed 64-bit.
+    public static let storableMaximum = UInt64(Int64.max)
+
+    /// `u64` for a time or sequence number: refused above `storableMaximum`, which only a
+    /// broken or hostile peer sends (and which would not fit the database).
+    public mutating func storableU64(_ what: String) throws -> UInt64 {
+        try storable(u64(what), what)
+    }
+
+    /// `varint` for a sequence number, refused like `storableU64`.
+    public mutating func storableVarint(_ what: String) throws -> UInt64 {
+        try storable(varint(what), what)
+    }
+
+    private func storable(_ value: UInt64, _ what: String) throws -> UInt64 {
+        guard value <= Self.storableMaximum else { throw DecodeError("\(what) \(value) is beyond the largest storable value \(Self.storableMaximum)") }
+        return value
+    }
+
     /// A count or length, refused when above `cap`.
     public mutating func count(_ what: String, cap: Int) throws -> Int {
         let value = try varint(what)

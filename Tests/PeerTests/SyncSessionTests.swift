@@ -230,6 +230,25 @@ struct Dance {
         for frame in frames { #expect(try FrameCodec.decode(FrameCodec.encode(frame)) == frame) }
     }
 
+    @Test func numbersTooLargeForTheDatabaseAreRefused() throws {
+        let replica = ReplicaID(RecordID(high: 1, low: 2))
+        let tooLarge = ByteReader.storableMaximum + 1
+        func hello(seq: UInt64) -> [UInt8] { FrameCodec.encode(.hello(Hello(replica: replica, deviceName: "x", vector: VersionVector([replica: seq])))) }
+        guard case .hello(let largest) = try FrameCodec.decode(hello(seq: ByteReader.storableMaximum)) else {
+            Issue.record("a hello did not decode as a hello")
+            return
+        }
+        #expect(largest.vector[replica] == ByteReader.storableMaximum)
+        #expect(throws: DecodeError.self) { try FrameCodec.decode(hello(seq: tooLarge)) }
+
+        func revision(created: UInt64) -> [UInt8] {
+            let note = Note(title: "t", created: created, modified: 1)
+            return RevisionCodec.encode(Revision(record: RecordID(high: 3, low: 4), parents: [], author: replica, hlc: HLC(milliseconds: 1, counter: 0), content: .note(.live(note)))).bytes
+        }
+        #expect(throws: Never.self) { try RevisionCodec.decodeStored(revision(created: ByteReader.storableMaximum)) }
+        #expect(throws: DecodeError.self) { try RevisionCodec.decodeStored(revision(created: tooLarge)) }
+    }
+
     @Test func malformedFramesAreErrorsNotCrashes() throws {
         let good = FrameCodec.encode(.hello(Hello(replica: ReplicaID(RecordID(high: 1, low: 2)), deviceName: "x", vector: VersionVector())))
         // Every truncation, and a random bit flip at each position, is an error or a valid frame.

@@ -287,7 +287,7 @@ extension Replica {
             ON CONFLICT(id) DO UPDATE SET name = excluded.name, public_key = excluded.public_key, revoked = excluded.revoked,
                 added = excluded.added
             """,
-            [.blob(id.bytes), .text(device.name), .blob(device.publicKey), .integer(device.revoked ? 1 : 0), .integer(Int64(device.added))])
+            [.blob(id.bytes), .text(device.name), .blob(device.publicKey), .integer(device.revoked ? 1 : 0), .integer(Int64(clamping: device.added))])
     }
 
     // MARK: - Purge and conflict copies

@@ -254,8 +254,8 @@ public enum RevisionCodec {
         var tags = [String]()
         for _ in 0..<tagCount { tags.append(try reader.string("tag", cap: Limits.tag)) }
         guard zip(tags, tags.dropFirst()).allSatisfy({ $0 < $1 }) else { throw DecodeError("tags are not sorted and unique") }
-        let created = try reader.u64("created")
-        let modified = try reader.u64("modified")
+        let created = try reader.storableU64("created")
+        let modified = try reader.storableU64("modified")
         let conflictOf = try reader.optional("conflictOf") { try $0.record("conflictOf") }
         return NoteFields(
             title: title, body: body, folder: folder, trashed: trashed, pinned: pinned, color: color,
@@ -274,7 +274,7 @@ public enum RevisionCodec {
         let key = try reader.data("public key", cap: Limits.publicKey)
         guard key.count == Limits.publicKey else { throw DecodeError("device public key must be 32 bytes") }
         let revoked = try reader.bool("revoked")
-        let added = try reader.u64("added")
+        let added = try reader.storableU64("added")
         return Device(name: name, publicKey: key, revoked: revoked, added: added)
     }
 }

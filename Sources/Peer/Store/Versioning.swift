@@ -48,9 +48,19 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
 
     public func contains(_ dot: Dot) -> Bool { dot.seq <= self[dot.replica] }
 
-    /// How many entries `self` holds that `other` does not.
+    /// How many entries `self` holds that `other` does not (saturating: vectors come from peers).
     public func entriesAhead(of other: VersionVector) -> UInt64 {
-        counters.reduce(0) { $0 + ($1.value > other[$1.key] ? $1.value - other[$1.key] : 0) }
+        counters.reduce(0) { total, counter in
+            let ahead = counter.value > other[counter.key] ? counter.value - other[counter.key] : 0
+            let (sum, overflow) = total.addingReportingOverflow(ahead)
+            return overflow ? .max : sum
+        }
+    }
+
+    /// Entries one side holds that the other does not, both directions summed (saturating).
+    public func entriesToExchange(with other: VersionVector) -> UInt64 {
+        let (sum, overflow) = entriesAhead(of: other).addingReportingOverflow(other.entriesAhead(of: self))
+        return overflow ? .max : sum
     }
 
     /// The pointwise maximum.

@@ -253,7 +253,7 @@ public enum FrameCodec {
         var counters: [ReplicaID: UInt64] = [:]
         for _ in 0..<count {
             let replica = ReplicaID(try reader.record("vector replica"))
-            let seq = try reader.varint("vector seq")
+            let seq = try reader.storableVarint("vector seq")
             guard counters.updateValue(seq, forKey: replica) == nil else { throw DecodeError("vector names replica \(replica) twice") }
         }
         return VersionVector(counters)
@@ -306,7 +306,7 @@ public enum FrameCodec {
 
     private static func readEntry(_ reader: inout ByteReader) throws -> EntryPayload {
         let replica = ReplicaID(try reader.record("entry replica"))
-        let seq = try reader.varint("entry seq")
+        let seq = try reader.storableVarint("entry seq")
         guard seq > 0 else { throw DecodeError("entry seq must be at least 1") }
         let revision = try reader.hash("entry revision")
         let contentTag = try reader.u8("entry content type")

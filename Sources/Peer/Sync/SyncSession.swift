@@ -149,6 +149,12 @@ public struct SyncSession {
         return running.receiver.peerVector.entriesAhead(of: store.vector)
     }
 
+    /// Entries still to exchange with the peer, both directions (saturating).
+    public func entriesToExchange(store: SyncStore) -> UInt64 {
+        let (sum, overflow) = entriesBehind(store: store).addingReportingOverflow(entriesToSend(store: store))
+        return overflow ? .max : sum
+    }
+
     /// How many of our entries the peer has not acknowledged.
     public func entriesToSend(store: SyncStore) -> UInt64 {
         guard case .running(let running) = state else { return 0 }

@@ -109,8 +109,8 @@ extension Engine {
                 id: note.id.description, short: shorts[note.id.description] ?? String(note.id.description.prefix(8)),
                 title: note.title, folder: note.folder?.description, folderPath: note.folder.flatMap { paths[$0] } ?? "",
                 pinned: note.pinned, color: note.color, tags: note.tags, trashed: note.trashed,
-                conflictOf: note.conflictOf?.description, created: Timestamp(millisecondsSince1970: Int64(note.created)),
-                modified: Timestamp(millisecondsSince1970: Int64(note.modified)))
+                conflictOf: note.conflictOf?.description, created: Timestamp(millisecondsSince1970: Int64(clamping: note.created)),
+                modified: Timestamp(millisecondsSince1970: Int64(clamping: note.modified)))
         }
     }
 
@@ -346,7 +346,7 @@ extension Engine {
             DeviceInfo(
                 id: member.id.description, short: member.id.short.count >= 7 ? member.id.short : (shorts[member.id.description] ?? member.id.short),
                 name: member.device.name, isSelf: member.id == identity.deviceID, revoked: member.revoked,
-                added: Timestamp(millisecondsSince1970: Int64(member.device.added)), connected: member.id != identity.deviceID && isConnected(member.id))
+                added: Timestamp(millisecondsSince1970: Int64(clamping: member.device.added)), connected: member.id != identity.deviceID && isConnected(member.id))
         }
         return infos.sorted { ($0.isSelf ? 0 : 1, $0.name, $0.id) < ($1.isSelf ? 0 : 1, $1.name, $1.id) }
     }

@@ -175,12 +175,12 @@ extension Engine {
         let state: PeerState
         var behind = 0
         if let link, let session = link.session {
-            behind = Int(session.entriesBehind(store: replica) + session.entriesToSend(store: replica))
+            behind = Int(clamping: session.entriesToExchange(store: replica))
             state = session.status(store: replica) == .idle ? .idle : (session.status(store: replica) == .connecting ? .connecting : .syncing)
         } else {
             // Away: what its vector, as last seen, says one side lacks from the other.
             if let record, record.replica != nil {
-                behind = Int(record.vector.entriesAhead(of: replica.vector) + replica.vector.entriesAhead(of: record.vector))
+                behind = Int(clamping: record.vector.entriesToExchange(with: replica.vector))
             }
             state = target?.blocked == true ? .blocked : (dialling ? .connecting : .offline)
         }

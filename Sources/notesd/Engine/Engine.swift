@@ -392,7 +392,7 @@ final class Engine: @unchecked Sendable {
         }
         if let device = link.device, caughtUp || now >= link.lastProgressEvent + 250 {
             links[id]?.lastProgressEvent = now
-            let behind = Int(session.entriesBehind(store: replica) + session.entriesToSend(store: replica))
+            let behind = Int(clamping: session.entriesToExchange(store: replica))
             emit(.syncProgress(SyncProgressEvent(
                 device: device.description, short: device.short, name: link.deviceName ?? device.short,
                 entriesBehind: behind, entriesReceived: link.entriesReceived, entriesSent: link.entriesSent)))
