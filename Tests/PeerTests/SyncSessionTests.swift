@@ -193,6 +193,19 @@ struct Dance {
         #expect(dance.sessionB.closeReason?.contains("malformed entry") == true)
     }
 
+    @Test func aRequestNamingOneBlockManyTimesIsAnsweredWithItOnce() throws {
+        _ = try a.createNote(title: "x", body: paragraphs(["the only block"]), now: 1_000)
+        var dance = Dance(a, b)
+        try dance.settle()
+        let hash = try #require(try a.database.first("SELECT hash FROM blocks") { BlockHash(bytes: $0.blob(0)) } ?? nil)
+        let output = dance.sessionA.receive(.needBlocks(Array(repeating: hash, count: 10_000)), store: a, now: 2_000)
+        let sent = output.frames.flatMap { frame -> [[UInt8]] in
+            if case .blocks(let blocks) = frame { return blocks }
+            return []
+        }
+        #expect(sent.count == 1, "copies of one block: \(sent.count)")
+    }
+
     @Test func aLargeNoteTravelsInBoundedFrames() throws {
         let big = (0..<2_000).map { "paragraph \($0) " + String(repeating: "words ", count: 40) }
         let id = try a.createNote(title: "big", body: paragraphs(big), now: 1_000)

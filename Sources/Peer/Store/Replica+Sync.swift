@@ -92,10 +92,16 @@ extension Replica {
     }
 
     /// The blocks among `hashes` that are stored here (for answering a peer's `need`).
-    public func availableBlocks(_ hashes: [BlockHash]) throws -> [[UInt8]] {
-        try hashes.compactMap { hash in
-            try database.first("SELECT data FROM blocks WHERE hash = ?1", [.blob(hash.bytes)], { $0.blob(0) })
+    public func availableBlocks(_ hashes: [BlockHash], maxBytes: Int) throws -> [[UInt8]] {
+        var found: [[UInt8]] = []
+        var bytes = 0
+        for hash in hashes {
+            guard let data = try database.first("SELECT data FROM blocks WHERE hash = ?1", [.blob(hash.bytes)], { $0.blob(0) }) else { continue }
+            if !found.isEmpty, bytes + data.count > maxBytes { break }
+            found.append(data)
+            bytes += data.count
         }
+        return found
     }
 
     /// Stores blocks a peer sent in answer to a `need`. They wait, unreferenced, until the

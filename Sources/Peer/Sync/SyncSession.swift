@@ -7,7 +7,8 @@ public protocol SyncStore: AnyObject {
     var vector: VersionVector { get }
     func entries(missingFrom peer: VersionVector, maxCount: Int, maxBytes: Int) throws -> [EntryPayload]
     func apply(_ entries: [EntryPayload], now: UInt64) throws -> ApplyOutcome
-    func availableBlocks(_ hashes: [BlockHash]) throws -> [[UInt8]]
+    /// The encodings of the blocks held among `hashes`, in order, until `maxBytes` is reached.
+    func availableBlocks(_ hashes: [BlockHash], maxBytes: Int) throws -> [[UInt8]]
     func storeBlocks(_ encodedBlocks: [[UInt8]]) throws
 }
 
@@ -315,7 +316,12 @@ public struct SyncSession {
                 learn(vector, into: &running)
                 output.events.append(.progress)
             case .needBlocks(let hashes):
-                for chunk in chunks(try store.availableBlocks(hashes)) { output.frames.append(.blocks(chunk)) }
+                // Each block once, and at most a window of batches' worth of bytes per request:
+                // a peer still missing some after applying what came asks again.
+                var seen = Set<BlockHash>()
+                let distinct = hashes.filter { seen.insert($0).inserted }
+                let blocks = try store.availableBlocks(distinct, maxBytes: configuration.maxBatchBytes * configuration.window)
+                for chunk in chunks(blocks) { output.frames.append(.blocks(chunk)) }
             case .blocks(let blocks):
                 try store.storeBlocks(blocks)
             case .ping(let nonce, let vector):
@@ -432,7 +438,7 @@ public struct SyncSession {
         var current: [[UInt8]] = []
         var size = 0
         for block in blocks {
-            if !current.isEmpty, size + block.count > configuration.maxBatchBytes {
+            if !current.isEmpty, size + block.count > configuration.maxBatchBytes || current.count == FrameCodec.Limits.blocksPerFrame {
                 result.append(current)
                 current = []
                 size = 0

@@ -251,7 +251,11 @@ final class Engine: @unchecked Sendable {
         case .sync:
             break
         }
-        if case .refuse(let refusal) = frame, refusal.code == .revoked { removedBy(link) }
+        // Only a current household member can tell us we were removed.
+        if case .refuse(let refusal) = frame, refusal.code == .revoked,
+           let device = link.device, let member = rosterDevice(device), !member.revoked {
+            removedBy(link)
+        }
         guard var session = link.session else {
             if case .refuse(let refusal) = frame, let target = link.target {
                 blockTarget(target, reason: refusal.message)
