@@ -58,6 +58,25 @@ import TestSupport
         }
     }
 
+    @Test func aNoteTooLargeToSyncIsRefusedAndNothingIsSaved() throws {
+        let directory = try TemporaryDirectory()
+        let replica = try Replica(path: directory.file("notes.db"))
+        let id = try replica.createNote(title: "Photo", body: paragraphs(["small"]), now: 1_000)
+        let huge = paragraphs([String(repeating: "x", count: Replica.maximumRevisionWithBlocks)])
+        #expect {
+            _ = try replica.createNote(title: "Huge", body: huge, now: 2_000)
+        } throws: { error in
+            (error as? ReplicaError).map { "\($0)".contains("too large to sync") } ?? false
+        }
+        #expect(throws: ReplicaError.self) { try replica.editNote(id, NoteEdit(body: huge), now: 3_000) }
+        #expect(try replica.noteCount == 1)
+        #expect(try replica.note(id)?.body.count == 1 && replica.note(id)?.title == "Photo")
+        #expect(try replica.note(id)?.body.first?.content == "small")
+        // Just under the limit is fine.
+        let large = paragraphs([String(repeating: "y", count: Replica.maximumRevisionWithBlocks - 4_096)])
+        #expect(throws: Never.self) { try replica.editNote(id, NoteEdit(body: large), now: 4_000) }
+    }
+
     @Test func editsChangeOnlyWhatTheyName() throws {
         let directory = try TemporaryDirectory()
         let replica = try Replica(path: directory.file("notes.db"))

@@ -218,11 +218,7 @@ extension Replica {
            now <= head.hlc.milliseconds + Self.coalescingWindowMilliseconds
         {
             let revision = Revision(record: record, parents: head.parents, author: replicaID, hlc: hlc, content: content)
-            let encoded = RevisionCodec.encode(revision)
-            let missing = try insertRevision(
-                id: encoded.id, header: try RevisionCodec.header(encoded.bytes), data: encoded.bytes,
-                newBlocks: Dictionary(encoded.blocks.map { ($0.hash, $0.encoded) }, uniquingKeysWith: { first, _ in first }))
-            precondition(missing.isEmpty, "a local revision supplies all of its blocks")
+            let encoded = try insertLocalRevision(revision)
             try database.run("UPDATE log SET revision = ?1 WHERE replica = ?2 AND seq = ?3", [
                 .blob(encoded.id.bytes), .blob(dot.replica.raw.bytes), .integer(Int64(dot.seq)),
             ])

@@ -320,12 +320,7 @@ extension Replica {
     /// entry, advances the record's heads and materialises it.
     @discardableResult
     func storeNew(_ revision: Revision, dot: Dot) throws -> RevisionID {
-        let encoded = RevisionCodec.encode(revision)
-        let header = try RevisionCodec.header(encoded.bytes)
-        let missing = try insertRevision(
-            id: encoded.id, header: header, data: encoded.bytes,
-            newBlocks: Dictionary(encoded.blocks.map { ($0.hash, $0.encoded) }, uniquingKeysWith: { first, _ in first }))
-        precondition(missing.isEmpty, "a local revision supplies all of its blocks")
+        let encoded = try insertLocalRevision(revision)
         try crashPoint?("revision stored")
         try appendLog(dot, revision: encoded.id)
         try crashPoint?("log appended")
@@ -333,5 +328,35 @@ extension Replica {
         try materialize(revision.record, kind: revision.kind)
         try crashPoint?("materialised")
         return encoded.id
+    }
+
+    /// Encodes a revision made here and stores it with its blocks, once it is known that every
+    /// peer can receive it.
+    func insertLocalRevision(_ revision: Revision) throws -> EncodedRevision {
+        let encoded = RevisionCodec.encode(revision)
+        try Self.checkSendable(encoded)
+        let missing = try insertRevision(
+            id: encoded.id, header: try RevisionCodec.header(encoded.bytes), data: encoded.bytes,
+            newBlocks: Dictionary(encoded.blocks.map { ($0.hash, $0.encoded) }, uniquingKeysWith: { first, _ in first }))
+        precondition(missing.isEmpty, "a local revision supplies all of its blocks")
+        return encoded
+    }
+
+    /// The most a revision and its blocks may weigh: sent whole, they travel as one entry,
+    /// which must fit a sync frame (`FrameCodec.Limits.frameBytes`) with room to spare.
+    public static let maximumRevisionWithBlocks = FrameCodec.Limits.frameBytes / 2
+
+    /// Refuses a local change no peer could receive: saving it would succeed here and then
+    /// stop sync with every peer at that entry.
+    static func checkSendable(_ encoded: EncodedRevision) throws {
+        let blockBytes = encoded.blocks.reduce(0) { $0 + $1.encoded.count }
+        let total = encoded.bytes.count + blockBytes
+        guard total <= maximumRevisionWithBlocks, encoded.bytes.count <= FrameCodec.Limits.revisionBytes,
+              encoded.blocks.count <= FrameCodec.Limits.blocksPerFrame
+        else {
+            throw ReplicaError.invalid(
+                "this note is too large to sync: \(total / 1_048_576) MiB in \(encoded.blocks.count) blocks, and a note may hold at most "
+                    + "\(maximumRevisionWithBlocks / 1_048_576) MiB so that every device can receive it; split it into smaller notes")
+        }
     }
 }
