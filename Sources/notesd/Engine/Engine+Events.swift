@@ -43,7 +43,10 @@ extension Engine {
             log.info("conflict: kept the other version of \"\(copy.title)\" as a copy (\(copy.copy))")
             emit(.conflictCopyCreated(ConflictCopyEvent(note: copy.original.description, copy: copy.copy.description, title: copy.title)))
         }
-        if !changes.devices.isEmpty, origin == .remote { rosterChanged() }
+        if !changes.devices.isEmpty {
+            cachedRoster = nil
+            if origin == .remote { rosterChanged() }
+        }
     }
 
     // MARK: - Waiters

@@ -169,6 +169,7 @@ extension Engine {
                 for member in members where member.publicKey != identity.publicKey.bytes {
                     try replica.addDevice(publicKey: member.publicKey, name: member.name, now: now)
                 }
+                cachedRoster = nil
                 if let inviter, !attempt.usesDiscovery {
                     try replica.addStaticPeer(inviter, now: now)
                     try addTarget(inviter, origin: .connected)

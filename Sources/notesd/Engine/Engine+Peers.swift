@@ -197,7 +197,15 @@ extension Engine {
     func persistPeer(_ link: Link, error: String?, synced: Bool = false) {
         guard let device = link.device else { return }
         let now = Self.now()
-        var record = ((try? replica.peers())?.first { $0.peer == device.description }) ?? PeerRecord(peer: device.description, name: link.deviceName ?? device.short)
+        let stored: [PeerRecord]
+        do {
+            stored = try replica.peers()
+        } catch {
+            // Writing a fresh record now would lose its address, last sync and retries.
+            log.warning("cannot read the state of peer \(device.short), so it is not updated: \(error)")
+            return
+        }
+        var record = stored.first { $0.peer == device.description } ?? PeerRecord(peer: device.description, name: link.deviceName ?? device.short)
         record.name = link.deviceName ?? record.name
         // Only an address we dialled is one to dial again; an inbound connection's port is
         // the peer's ephemeral one.

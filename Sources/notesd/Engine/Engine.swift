@@ -88,6 +88,9 @@ final class Engine: @unchecked Sendable {
     var connectWaiters: [ConnectWaiter] = []
     var discovery = Control.DiscoveryStatus(state: .disabled, reason: "mDNS discovery is off (--no-mdns); peers come from --peer and `notesctl connect`")
     /// Invite keys the network may accept, in the order it offers them after the household key.
+    /// The roster as last read (see `roster()`); nil once a change may have made it stale.
+    var cachedRoster: [Member]?
+    var lastGoodRoster: [Member] = []
     /// When a household device refused this one as removed (see `removedBy`), or nil.
     var removedFromHousehold: UInt64?
     var inviteKeys: [(secretID: String, key: PreSharedKey)] = [] {
@@ -461,10 +464,22 @@ final class Engine: @unchecked Sendable {
         var revoked: Bool { device.revoked }
     }
 
+    /// The household roster, read once per change (`rosterChanged`, or devices in a published
+    /// change). A failed read keeps the last good roster: an empty one would refuse and block
+    /// every household device.
     func roster() -> [Member] {
-        ((try? replica.listDevices()) ?? []).compactMap { entry in
-            guard let key = DevicePublicKey(bytes: entry.device.publicKey) else { return nil }
-            return Member(record: entry.record, device: entry.device, id: key.deviceID)
+        if let cachedRoster { return cachedRoster }
+        do {
+            let members = try replica.listDevices().compactMap { entry -> Member? in
+                guard let key = DevicePublicKey(bytes: entry.device.publicKey) else { return nil }
+                return Member(record: entry.record, device: entry.device, id: key.deviceID)
+            }
+            cachedRoster = members
+            lastGoodRoster = members
+            return members
+        } catch {
+            log.error("cannot read the household roster: \(error); using the last one read")
+            return lastGoodRoster
         }
     }
 
@@ -473,6 +488,7 @@ final class Engine: @unchecked Sendable {
     /// The roster changed (a device added or revoked): drop sessions with revoked devices and
     /// give every target a fresh chance (unblocked, backoff reset, dialled now).
     func rosterChanged() {
+        cachedRoster = nil
         let members = roster()
         for (id, link) in links where link.session != nil {
             if let device = link.device, let member = members.first(where: { $0.id == device }), member.revoked {
