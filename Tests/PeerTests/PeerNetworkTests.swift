@@ -56,6 +56,45 @@ extension PeerNetwork.Event {
         try PeerNetwork(identity: identity, responderKeys: { keys }, events: { log.append($0) })
     }
 
+    /// A plain TCP connection to `address` on loopback (no handshake): the descriptor, or nil.
+    static func connectRaw(to address: PeerAddress) -> Int32? {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var socketAddress = sockaddr_in()
+        socketAddress.sin_family = sa_family_t(AF_INET)
+        socketAddress.sin_port = address.port.bigEndian
+        socketAddress.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &socketAddress) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(descriptor)
+            return nil
+        }
+        return descriptor
+    }
+
+    @Test func silentStrangersCannotTakeEverySlot() async throws {
+        try await offThePool { try self.blockingSilentStrangersCannotTakeEverySlot() }
+    }
+
+    func blockingSilentStrangersCannotTakeEverySlot() throws {
+        let serverLog = EventLog(), clientLog = EventLog()
+        var configuration = PeerNetwork.Configuration()
+        configuration.maxConnections = 8
+        configuration.maxPendingHandshakes = 4
+        let keys = [household]
+        let server = try PeerNetwork(identity: .generate(), configuration: configuration, responderKeys: { keys }, events: { serverLog.append($0) })
+        let client = try makeNetwork(.generate(), keys: [household], log: clientLog)
+        defer { server.stop(); client.stop() }
+        let address = try server.listen(on: PeerAddress(host: "127.0.0.1", port: 0))
+        // More strangers than connection slots, each connected and silent.
+        let strangers = (0..<12).compactMap { _ in Self.connectRaw(to: address) }
+        defer { for descriptor in strangers { close(descriptor) } }
+        #expect(strangers.count == 12)
+        client.dial(address, psk: household)
+        #expect(clientLog.wait { $0.contains { $0.establishedPeer != nil } }, "the household device got in: \(clientLog.all)")
+    }
+
     @Test func twoDevicesConnectAndExchangeFrames() async throws {
         try await offThePool { try self.blockingTwoDevicesConnectAndExchangeFrames() }
     }
@@ -111,15 +150,7 @@ extension PeerNetwork.Event {
 
         // A raw TCP client sends a huge length prefix, another sends garbage then hangs up.
         for payload: [UInt8] in [[0xFF, 0xFF, 0xFF, 0xFF, 1, 2, 3], Array("GET / HTTP/1.0\r\n\r\n".utf8)] {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var socketAddress = sockaddr_in()
-            socketAddress.sin_family = sa_family_t(AF_INET)
-            socketAddress.sin_port = address.port.bigEndian
-            socketAddress.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &socketAddress) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            #expect(connected == 0)
+            let descriptor = try #require(Self.connectRaw(to: address))
             _ = payload.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
             // The server closes this connection: our read sees end of stream.
             var scratch = [UInt8](repeating: 0, count: 64)
@@ -146,15 +177,8 @@ extension PeerNetwork.Event {
         defer { server.stop() }
         let address = try server.listen(on: PeerAddress(host: "127.0.0.1", port: 0))
         // Connect and say nothing: the server must give up on its own.
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = try #require(Self.connectRaw(to: address))
         defer { close(descriptor) }
-        var socketAddress = sockaddr_in()
-        socketAddress.sin_family = sa_family_t(AF_INET)
-        socketAddress.sin_port = address.port.bigEndian
-        socketAddress.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &socketAddress) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
         #expect(serverLog.wait { $0.contains { ($0.closedReason ?? nil)?.contains("no completed handshake") == true } })
     }
 

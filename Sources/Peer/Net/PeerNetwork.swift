@@ -33,6 +33,14 @@ public final class PeerNetwork: Sendable {
         /// A connection that has not finished its handshake after this long is dropped.
         public var handshakeTimeout: Duration = .seconds(10)
         public var maxConnections = 256
+        /// Inbound connections still in their handshake; beyond this the oldest is dropped, so
+        /// silent strangers on the LAN cannot keep household devices out.
+        public var maxPendingHandshakes = 32
+        /// A closing connection whose peer never finishes the close is dropped after this long.
+        public var closeTimeout: Duration = .seconds(10)
+        /// After `accept` failed for want of descriptors or memory, the listeners rest this long
+        /// instead of waking the loop again at once.
+        public var acceptPause: Duration = .seconds(1)
         public var maxFrameLength = FrameCodec.Limits.frameBytes + 64
 
         public init() {}
@@ -165,6 +173,8 @@ private final class Loop: @unchecked Sendable {
         /// Alternatives still to try while connecting.
         var remainingAddresses: [ResolvedAddress] = []
         var handshakeDeadline: ContinuousClock.Instant?
+        /// Set when the close starts (see `closing`).
+        var closeDeadline: ContinuousClock.Instant?
         var established = false
         /// Write what is queued, then close.
         var closing = false
@@ -188,6 +198,7 @@ private final class Loop: @unchecked Sendable {
     var connections: [PeerNetwork.ConnectionID: Connection] = [:]
     var running = true
     let clock = ContinuousClock()
+    var acceptPausedUntil: ContinuousClock.Instant?
 
     init(network: PeerNetwork) { self.network = network }
 
@@ -195,7 +206,8 @@ private final class Loop: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while running {
             var descriptors: [pollfd] = [pollfd(fd: network.wakeFD, events: Int16(POLLIN), revents: 0)]
-            let polledListeners = listeners
+            if let until = acceptPausedUntil, until <= clock.now { acceptPausedUntil = nil }
+            let polledListeners = acceptPausedUntil == nil ? listeners : []
             for listener in polledListeners { descriptors.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0)) }
             let ordered = connections.values.sorted { $0.id < $1.id }
             for connection in ordered {
@@ -219,26 +231,30 @@ private final class Loop: @unchecked Sendable {
                 guard revents != 0, connections[connection.id] === connection else { continue }
                 service(connection, revents: revents, buffer: &buffer)
             }
-            expireHandshakes()
+            expireDeadlines()
         }
         for connection in connections.values { Glibc.close(connection.descriptor) }
         for listener in listeners { Glibc.close(listener) }
     }
 
-    /// Infinite while no handshake is pending: an idle daemon does not wake up.
+    /// Infinite while no handshake, close or accept pause is pending: an idle daemon does not
+    /// wake up.
     func pollTimeout() -> Int32 {
-        let deadlines = connections.values.compactMap(\.handshakeDeadline)
+        let deadlines = connections.values.compactMap(\.handshakeDeadline) + connections.values.compactMap(\.closeDeadline)
+            + [acceptPausedUntil].compactMap { $0 }
         guard let next = deadlines.min() else { return -1 }
         let remaining = clock.now.duration(to: next)
         let milliseconds = remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
         return Int32(clamping: max(0, milliseconds + 1))
     }
 
-    func expireHandshakes() {
+    func expireDeadlines() {
         let now = clock.now
-        for connection in connections.values where !connection.established {
-            if let deadline = connection.handshakeDeadline, deadline <= now {
+        for connection in connections.values {
+            if !connection.established, let deadline = connection.handshakeDeadline, deadline <= now {
                 drop(connection, reason: "no completed handshake within \(network.settings.handshakeTimeout) from \(connection.label)")
+            } else if let deadline = connection.closeDeadline, deadline <= now {
+                drop(connection, reason: connection.closeReason)
             }
         }
     }
@@ -275,6 +291,7 @@ private final class Loop: @unchecked Sendable {
             if connection.established {
                 connection.outbox += connection.channel.close()
                 connection.closing = true
+                connection.closeDeadline = clock.now.advanced(by: network.settings.closeTimeout)
                 flush(connection)
             } else {
                 drop(connection, reason: reason)
@@ -348,8 +365,20 @@ private final class Loop: @unchecked Sendable {
     func acceptAll(_ listener: Int32) {
         while true {
             let descriptor = accept(listener, nil, nil)
-            guard descriptor >= 0 else { return }
+            guard descriptor >= 0 else {
+                if [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(errno) {
+                    acceptPausedUntil = clock.now.advanced(by: network.settings.acceptPause)
+                }
+                return
+            }
             Self.makeNonBlocking(descriptor)
+            // Full: make room by dropping the oldest inbound handshake (a silent stranger holds
+            // its slot for the whole timeout; a household device finishes in milliseconds).
+            let pending = connections.values.filter { $0.direction == .inbound && !$0.established }.sorted { $0.id < $1.id }
+            if pending.count >= network.settings.maxPendingHandshakes || connections.count >= network.settings.maxConnections,
+               let oldest = pending.first {
+                drop(oldest, reason: "too many unfinished handshakes; dropped the oldest, from \(oldest.label)")
+            }
             guard connections.count < network.settings.maxConnections else {
                 Glibc.close(descriptor)
                 continue
