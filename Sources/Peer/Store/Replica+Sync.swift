@@ -107,6 +107,7 @@ extension Replica {
     /// Stores blocks a peer sent in answer to a `need`. They wait, unreferenced, until the
     /// entry that uses them is applied.
     public func storeBlocks(_ encodedBlocks: [[UInt8]]) throws {
+        strayBlocksPossible = true
         try write {
             for encoded in encodedBlocks {
                 _ = try Block(encoded: encoded)
@@ -143,9 +144,15 @@ extension Replica {
     public static func keepLargeBuffersMapped() { notesd_keep_large_buffers_mapped() }
 
     /// Gives memory and disk back once the replica is idle again (an idle daemon stays small):
-    /// after a catch-up, checkpoints and truncates the WAL and restores the small page cache;
-    /// always drops SQLite's other caches and the heap pages a big batch left behind.
+    /// drops blocks stored for entries that never came (a catch-up cut short, or blocks nobody
+    /// asked for); after a catch-up, checkpoints and truncates the WAL and restores the small
+    /// page cache; always drops SQLite's other caches and the heap pages a big batch left behind.
+    /// Called when no sync is in progress.
     public func releaseMemory() throws {
+        if strayBlocksPossible {
+            try write { try database.run("DELETE FROM blocks WHERE refs = 0") }
+            strayBlocksPossible = false
+        }
         if catchingUp {
             try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             try database.execute("PRAGMA wal_autocheckpoint = 1000")

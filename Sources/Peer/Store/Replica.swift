@@ -38,6 +38,9 @@ public final class Replica {
     /// What the write in progress has changed so far.
     var pendingChanges = Changes()
     let randomBytes: (Int) -> [UInt8]
+    /// Blocks may be stored that no revision uses (see `releaseMemory`); true at open, for
+    /// whatever an earlier run left.
+    var strayBlocksPossible = true
     /// A catch-up's page cache and checkpoint interval are in force (see `enterCatchUp`).
     var catchingUp = false
     /// Replicas whose vector entry the transaction in progress advanced (see `flushVector`).
