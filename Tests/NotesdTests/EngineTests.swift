@@ -207,3 +207,12 @@ final class TestDevice {
         #expect(throws: RPCError.self) { try alice.run { try $0.devicesRemove(DeviceRemoveParams(device: selfID)) } }
     }
 }
+
+@Suite struct EventTitleTests {
+    @Test func longTitlesAreCutSoOneEventCannotOverflowAWatcher() {
+        #expect(Engine.eventTitle("Groceries") == "Groceries")
+        let long = Engine.eventTitle(String(repeating: "é", count: 2_000_000))
+        #expect(long.count == 1_000)
+        #expect(long.hasSuffix("…"))
+    }
+}

@@ -29,11 +29,17 @@ extension Engine {
         watchers.broadcast(ControlEvent(time: Timestamp(Date()), payload: payload))
     }
 
+    /// A title as events carry it: at most 1,000 characters. Events are hints (the note itself
+    /// is one `notes.get` away), and a watcher is dropped once 1 MiB of events waits for it.
+    static func eventTitle(_ title: String) -> String {
+        title.count <= 1_000 ? title : String(title.prefix(999)) + "…"
+    }
+
     /// Reports what a transaction changed: note events, conflict copies, roster changes.
     func publish(_ changes: Changes, origin: ChangeOrigin, device: DeviceID? = nil, deviceName: String? = nil) {
         // Nobody watching: skip building events (an initial sync changes thousands of notes).
         for (note, change) in watchers.count > 0 ? changes.notes.sorted(by: { $0.key < $1.key }) : [] {
-            let title = (try? replica.noteTitle(note)) ?? ""
+            let title = Self.eventTitle((try? replica.noteTitle(note)) ?? "")
             emit(.noteChanged(NoteChangedEvent(
                 note: note.description, title: title, change: NoteChangeKind(rawValue: change.rawValue) ?? .edited, origin: origin,
                 device: origin == .remote ? device?.description : nil, deviceName: origin == .remote ? deviceName : nil)))
@@ -41,7 +47,7 @@ extension Engine {
         for copy in changes.conflictCopies {
             counters.conflictCopiesCreated += 1
             log.info("conflict: kept the other version of \"\(copy.title)\" as a copy (\(copy.copy))")
-            emit(.conflictCopyCreated(ConflictCopyEvent(note: copy.original.description, copy: copy.copy.description, title: copy.title)))
+            emit(.conflictCopyCreated(ConflictCopyEvent(note: copy.original.description, copy: copy.copy.description, title: Self.eventTitle(copy.title))))
         }
         if !changes.devices.isEmpty {
             cachedRoster = nil

@@ -35,7 +35,8 @@ extension Engine {
         let now = Self.now()
         try replica.pruneInvites(now: now)
         try replica.storeInvite(secretID: code.secretID, secret: code.secret, now: now, lifetime: Self.inviteLifetime)
-        inviteKeys.append((code.secretID, code.pskForPairing))
+        // Mirror the store, pruned: each inbound handshake tries every key in this list.
+        inviteKeys = try Self.inviteKeys(replica)
         log.info("created an invite code (valid 10 minutes, one use)")
         return InviteResult(
             code: code.description, expiresAt: Timestamp(millisecondsSince1970: Int64(now + Self.inviteLifetime)),

@@ -119,11 +119,17 @@ final class Engine: @unchecked Sendable {
         started = Self.now()
         // This device is on its own roster from its first start.
         try replica.addDevice(publicKey: identity.publicKey.bytes, name: settings.deviceName, now: started)
-        inviteKeys = try replica.invites().map { ($0.secretID, InviteCode(secret: $0.secret)!.pskForPairing) }
+        inviteKeys = try Self.inviteKeys(replica)
         removedFromHousehold = try replica.removedFromHousehold
     }
 
     static func now() -> UInt64 { UInt64(Date().timeIntervalSince1970 * 1000) }
+
+    /// The pairing keys of the invites the replica keeps (used and expired ones for a day, so
+    /// a late joiner gets a precise refusal); a damaged row is skipped, not fatal.
+    static func inviteKeys(_ replica: Replica) throws -> [(secretID: String, key: PreSharedKey)] {
+        try replica.invites().compactMap { invite in InviteCode(secret: invite.secret).map { (invite.secretID, $0.pskForPairing) } }
+    }
 
     /// Starts listening and dialling. Throws when the listen address cannot be bound at all.
     func start() throws {
