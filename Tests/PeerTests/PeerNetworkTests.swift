@@ -73,6 +73,58 @@ extension PeerNetwork.Event {
         return descriptor
     }
 
+    @Test func aPeerIsNotReadFromWhileItsOwnerIsBehind() async throws {
+        try await offThePool { try self.blockingAPeerIsNotReadFromWhileItsOwnerIsBehind() }
+    }
+
+    func blockingAPeerIsNotReadFromWhileItsOwnerIsBehind() throws {
+        let limit = 64 * 1024
+        var configuration = PeerNetwork.Configuration()
+        configuration.maxUnprocessedBytes = limit
+        // The server's owner processes nothing until told to; the sink checks, at every event,
+        // that what was handed over unprocessed never runs past the limit by more than one read.
+        let unprocessed = Mutex<(events: [(PeerNetwork.ConnectionID, Int)], bytes: Int, worst: Int)>(([], 0, 0))
+        let serverLog = EventLog()
+        let keys = [household]
+        let server = try PeerNetwork(identity: .generate(), configuration: configuration, responderKeys: { keys }, events: { event in
+            if case .frames(let id, let frames) = event {
+                let bytes = frames.reduce(0) { $0 + FrameCodec.encode($1).count }
+                unprocessed.withLock { state in
+                    state.events.append((id, bytes))
+                    state.bytes += bytes
+                    state.worst = max(state.worst, state.bytes)
+                }
+            }
+            serverLog.append(event)
+        })
+        let clientLog = EventLog()
+        let client = try makeNetwork(.generate(), keys: [household], log: clientLog)
+        defer { server.stop(); client.stop() }
+        let address = try server.listen(on: PeerAddress(host: "127.0.0.1", port: 0))
+        let connection = client.dial(address, psk: household)
+        #expect(clientLog.wait { $0.contains { $0.establishedPeer != nil } })
+        #expect(serverLog.wait { $0.contains { $0.establishedPeer != nil } })
+        let frames = (0..<400).map { index in Frame.blocks([[UInt8](repeating: UInt8(index % 251), count: 8 * 1024)]) }
+        client.send(frames, on: connection)
+
+        let serverConnection = try #require(serverLog.all.compactMap { event -> PeerNetwork.ConnectionID? in
+            if case .established(let id, _, _, _) = event { return id }
+            return nil
+        }.first)
+        #expect(poll(seconds: 10) { server.isFull(serverConnection) }, "the server stops reading at the limit")
+        // Now the owner catches up, event by event, and everything arrives.
+        #expect(poll(seconds: 20) {
+            let pending = unprocessed.withLock { state -> [(PeerNetwork.ConnectionID, Int)] in
+                defer { state.events = []; state.bytes = 0 }
+                return state.events
+            }
+            for (id, _) in pending { server.processed(id) }
+            return serverLog.all.flatMap(\.receivedFrames).count == frames.count
+        })
+        let worst = unprocessed.withLock { $0.worst }
+        #expect(worst <= limit + 128 * 1024, "handed over unprocessed: up to \(worst) bytes for a \(limit)-byte limit")
+    }
+
     @Test func silentStrangersCannotTakeEverySlot() async throws {
         try await offThePool { try self.blockingSilentStrangersCannotTakeEverySlot() }
     }

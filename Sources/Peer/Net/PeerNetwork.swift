@@ -23,7 +23,8 @@ public final class PeerNetwork: Sendable {
     public enum Event: Sendable {
         /// The handshake finished; the channel proved the peer's key.
         case established(ConnectionID, ChannelPeer, Direction, remote: String)
-        /// Frames arrived, in order.
+        /// Frames arrived, in order. Call `processed(_:)` once the owner has handled them: a
+        /// connection with too much handed over and not yet processed is not read from.
         case frames(ConnectionID, [Frame])
         /// The connection is gone (`reason` nil for a clean close by either side).
         case closed(ConnectionID, reason: String?)
@@ -41,6 +42,11 @@ public final class PeerNetwork: Sendable {
         /// After `accept` failed for want of descriptors or memory, the listeners rest this long
         /// instead of waking the loop again at once.
         public var acceptPause: Duration = .seconds(1)
+        /// Frame bytes handed to the owner and not yet `processed`, per connection, beyond which
+        /// the connection is not read from (TCP then holds the peer back).
+        public var maxUnprocessedBytes = 2 * (FrameCodec.Limits.frameBytes + 64)
+        /// Bytes queued for a peer that does not read, beyond which it is dropped.
+        public var maxUnsentBytes = 64 << 20
         public var maxFrameLength = FrameCodec.Limits.frameBytes + 64
 
         public init() {}
@@ -59,6 +65,8 @@ public final class PeerNetwork: Sendable {
     private let responderKeys: @Sendable () -> [PreSharedKey]
     private let events: @Sendable (Event) -> Void
     private let inbox = Mutex<[Command]>([])
+    /// Per connection, the sizes of the frame events handed over and not yet `processed`.
+    private let unprocessed = Mutex<[ConnectionID: (events: [Int], bytes: Int)]>([:])
     private let nextID = Atomic<UInt64>(1)
     /// A self-pipe: other threads write a byte to wake the poll loop.
     private let wakeDescriptor: Int32
@@ -150,6 +158,39 @@ public final class PeerNetwork: Sendable {
     /// Closes every socket and ends the thread.
     public func stop() { submit(.stop) }
 
+    /// The owner has handled the oldest `.frames` event of `connection`; reading from it
+    /// resumes once what is left is under `maxUnprocessedBytes`.
+    public func processed(_ connection: ConnectionID) {
+        let resume = unprocessed.withLock { table -> Bool in
+            guard var entry = table[connection], !entry.events.isEmpty else { return false }
+            let wasFull = entry.bytes >= configuration.maxUnprocessedBytes
+            entry.bytes -= entry.events.removeFirst()
+            table[connection] = entry.events.isEmpty ? nil : entry
+            return wasFull && entry.bytes < configuration.maxUnprocessedBytes
+        }
+        if resume {
+            var byte: UInt8 = 1
+            _ = write(wakeDescriptor, &byte, 1)
+        }
+    }
+
+    fileprivate func handedOver(_ bytes: Int, on connection: ConnectionID) {
+        unprocessed.withLock { table in
+            var entry = table[connection] ?? ([], 0)
+            entry.events.append(bytes)
+            entry.bytes += bytes
+            table[connection] = entry
+        }
+    }
+
+    func isFull(_ connection: ConnectionID) -> Bool {
+        unprocessed.withLock { ($0[connection]?.bytes ?? 0) >= configuration.maxUnprocessedBytes }
+    }
+
+    fileprivate func forget(_ connection: ConnectionID) {
+        _ = unprocessed.withLock { $0.removeValue(forKey: connection) }
+    }
+
     fileprivate func newConnectionID() -> ConnectionID { ConnectionID(raw: nextID.add(1, ordering: .relaxed).oldValue) }
     fileprivate var eventSink: @Sendable (Event) -> Void { events }
     fileprivate var wakeFD: Int32 { wakeReader }
@@ -209,9 +250,13 @@ private final class Loop: @unchecked Sendable {
             if let until = acceptPausedUntil, until <= clock.now { acceptPausedUntil = nil }
             let polledListeners = acceptPausedUntil == nil ? listeners : []
             for listener in polledListeners { descriptors.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0)) }
-            let ordered = connections.values.sorted { $0.id < $1.id }
+            // A connection whose owner is behind is not read from (TCP then holds the peer
+            // back), nor polled at all unless it has output: a hang-up would wake us in a loop.
+            let ordered = connections.values.sorted { $0.id < $1.id }.filter { connection in
+                !network.isFull(connection.id) || connection.connecting || connection.hasPendingOutput
+            }
             for connection in ordered {
-                var wanted = Int16(POLLIN)
+                var wanted = network.isFull(connection.id) ? Int16(0) : Int16(POLLIN)
                 if connection.connecting || connection.hasPendingOutput { wanted |= Int16(POLLOUT) }
                 descriptors.append(pollfd(fd: connection.descriptor, events: wanted, revents: 0))
             }
@@ -285,6 +330,9 @@ private final class Loop: @unchecked Sendable {
                 }
             }
             flush(connection)
+            if connections[id] === connection, connection.outbox.count - connection.outboxOffset > network.settings.maxUnsentBytes {
+                drop(connection, reason: "\(connection.label) does not read what is sent to it (over \(network.settings.maxUnsentBytes >> 20) MiB waiting)")
+            }
         case .close(let id, let reason):
             guard let connection = connections[id] else { return }
             connection.closeReason = reason
@@ -430,7 +478,7 @@ private final class Loop: @unchecked Sendable {
 
     func readAvailable(_ connection: Connection, buffer: inout [UInt8]) {
         // Bounded per wake-up so one busy peer cannot starve the others.
-        for _ in 0..<16 {
+        for _ in 0..<16 where !network.isFull(connection.id) {
             let count = buffer.withUnsafeMutableBytes { recv(connection.descriptor, $0.baseAddress, $0.count, 0) }
             if count > 0 {
                 let output = connection.channel.receive(buffer[0..<count])
@@ -471,12 +519,12 @@ private final class Loop: @unchecked Sendable {
                 do {
                     frames.append(try FrameCodec.decode(plaintext))
                 } catch {
-                    if !frames.isEmpty { network.eventSink(.frames(connection.id, frames)) }
+                    if !frames.isEmpty { handOver(frames, from: connection, bytes: output.frames.reduce(0) { $0 + $1.count }) }
                     drop(connection, reason: "malformed frame from \(connection.label): \(error)")
                     return false
                 }
             }
-            network.eventSink(.frames(connection.id, frames))
+            handOver(frames, from: connection, bytes: output.frames.reduce(0) { $0 + $1.count })
         }
         if let error = output.error {
             flush(connection)
@@ -484,6 +532,11 @@ private final class Loop: @unchecked Sendable {
             return false
         }
         return true
+    }
+
+    func handOver(_ frames: [Frame], from connection: Connection, bytes: Int) {
+        network.handedOver(bytes, on: connection.id)
+        network.eventSink(.frames(connection.id, frames))
     }
 
     func flush(_ connection: Connection) {
@@ -509,6 +562,7 @@ private final class Loop: @unchecked Sendable {
 
     func drop(_ connection: Connection, reason: String?, notify: Bool = true) {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
+        network.forget(connection.id)
         if connection.descriptor >= 0 { Glibc.close(connection.descriptor) }
         if notify { network.eventSink(.closed(connection.id, reason: reason)) }
     }

@@ -191,8 +191,10 @@ final class Engine: @unchecked Sendable {
         case .established(let id, let peer, let direction, let remote):
             established(id, peer: peer, direction: direction, remote: remote)
         case .frames(let id, let frames):
+            // Lets the network read from this peer again once the engine has caught up.
+            defer { network.processed(id) }
             for frame in frames {
-                guard links[id] != nil else { return }
+                guard links[id] != nil else { break }
                 receive(frame, on: id)
             }
         case .closed(let id, let reason):
