@@ -208,6 +208,28 @@ final class TestDevice {
     }
 }
 
+@Suite(.serialized) struct DeviceReferenceTests {
+    @Test func aNameThatSpellsTheStartOfAnotherDevicesIDIsAmbiguous() async throws {
+        try await offThePool { try self.blockingANameThatSpellsTheStartOfAnotherDevicesIDIsAmbiguous() }
+    }
+
+    func blockingANameThatSpellsTheStartOfAnotherDevicesIDIsAmbiguous() throws {
+        let alice = try TestDevice(name: "alice")
+        let bob = try TestDevice(name: "bob")
+        let bobID = bob.run { $0.identity.deviceID.description }
+        // carol's name is the first three characters of bob's id.
+        let carol = try TestDevice(name: String(bobID.prefix(3)).lowercased())
+        for device in [bob, carol] {
+            let code = try alice.run { try $0.invite().code }
+            _ = try device.await { engine, done in engine.startJoin(JoinParams(code: code, address: alice.address), complete: done) }
+        }
+        #expect {
+            _ = try alice.run { try $0.devicesRemove(DeviceRemoveParams(device: String(bobID.prefix(3)))) }
+        } throws: { ($0 as? RPCError)?.code == .ambiguousReference }
+        #expect(alice.run { $0.deviceInfos() }.allSatisfy { !$0.revoked }, "nobody was removed")
+    }
+}
+
 @Suite struct EventTitleTests {
     @Test func longTitlesAreCutSoOneEventCannotOverflowAWatcher() {
         #expect(Engine.eventTitle("Groceries") == "Groceries")

@@ -312,15 +312,16 @@ extension Replica {
             note: note, title: conflict.copy.title, body: conflict.copy.body.map { RevisionCodec.blockHash($0.encoded()) })
         guard try !recordExists(copyID) else { return nil }
         let revision = Revision(record: copyID, parents: [], author: .derived, hlc: conflict.loser.hlc, content: .note(.live(conflict.copy)))
-        try storeNew(revision, dot: nextOwnDot())
+        // Derived during a merge, maybe of a peer's batch: refusing it would stop that sync.
+        try storeNew(revision, dot: nextOwnDot(), authored: false)
         return ConflictCopyCreated(copy: copyID, original: note, title: conflict.copy.title)
     }
 
     /// Stores a revision made on this replica (authored or derived) with its blocks and log
     /// entry, advances the record's heads and materialises it.
     @discardableResult
-    func storeNew(_ revision: Revision, dot: Dot) throws -> RevisionID {
-        let encoded = try insertLocalRevision(revision)
+    func storeNew(_ revision: Revision, dot: Dot, authored: Bool = true) throws -> RevisionID {
+        let encoded = try insertLocalRevision(revision, authored: authored)
         try crashPoint?("revision stored")
         try appendLog(dot, revision: encoded.id)
         try crashPoint?("log appended")
@@ -330,11 +331,11 @@ extension Replica {
         return encoded.id
     }
 
-    /// Encodes a revision made here and stores it with its blocks, once it is known that every
-    /// peer can receive it.
-    func insertLocalRevision(_ revision: Revision) throws -> EncodedRevision {
+    /// Encodes a revision made here and stores it with its blocks. One the user `authored`
+    /// must be one every peer can receive (a derived conflict copy is stored regardless).
+    func insertLocalRevision(_ revision: Revision, authored: Bool = true) throws -> EncodedRevision {
         let encoded = RevisionCodec.encode(revision)
-        try Self.checkSendable(encoded)
+        if authored { try Self.checkSendable(encoded) }
         let missing = try insertRevision(
             id: encoded.id, header: try RevisionCodec.header(encoded.bytes), data: encoded.bytes,
             newBlocks: Dictionary(encoded.blocks.map { ($0.hash, $0.encoded) }, uniquingKeysWith: { first, _ in first }))

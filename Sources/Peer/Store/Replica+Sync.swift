@@ -107,11 +107,11 @@ extension Replica {
     /// Stores blocks a peer sent in answer to a `need`. They wait, unreferenced, until the
     /// entry that uses them is applied.
     public func storeBlocks(_ encodedBlocks: [[UInt8]]) throws {
-        strayBlocksPossible = true
         try write {
             for encoded in encodedBlocks {
                 _ = try Block(encoded: encoded)
                 let hash = RevisionCodec.blockHash(encoded)
+                sentBlocksAwaitingUse.insert(hash)
                 try database.run(
                     "INSERT OR IGNORE INTO blocks (hash, refs, data) VALUES (?1, 0, ?2)", [.blob(hash.bytes), .blob(encoded)])
             }
@@ -149,9 +149,13 @@ extension Replica {
     /// page cache; always drops SQLite's other caches and the heap pages a big batch left behind.
     /// Called when no sync is in progress.
     public func releaseMemory() throws {
-        if strayBlocksPossible {
-            try write { try database.run("DELETE FROM blocks WHERE refs = 0") }
-            strayBlocksPossible = false
+        if !sentBlocksAwaitingUse.isEmpty {
+            try write {
+                for hash in sentBlocksAwaitingUse.sorted() {
+                    try database.run("DELETE FROM blocks WHERE hash = ?1 AND refs = 0", [.blob(hash.bytes)])
+                }
+            }
+            sentBlocksAwaitingUse = []
         }
         if catchingUp {
             try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -38,9 +38,10 @@ public final class Replica {
     /// What the write in progress has changed so far.
     var pendingChanges = Changes()
     let randomBytes: (Int) -> [UInt8]
-    /// Blocks may be stored that no revision uses (see `releaseMemory`); true at open, for
-    /// whatever an earlier run left.
-    var strayBlocksPossible = true
+    /// Blocks peers sent (`storeBlocks`) since the last `releaseMemory`: those no revision
+    /// took up by then are dropped. Only these: a merged note may point at blocks of its own
+    /// with no revision reference.
+    var sentBlocksAwaitingUse = Set<BlockHash>()
     /// A catch-up's page cache and checkpoint interval are in force (see `enterCatchUp`).
     var catchingUp = false
     /// Replicas whose vector entry the transaction in progress advanced (see `flushVector`).

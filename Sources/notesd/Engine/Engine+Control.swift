@@ -352,14 +352,14 @@ extension Engine {
     }
 
     func devicesRemove(_ params: DeviceRemoveParams) throws -> DeviceInfo {
-        // A device id (or a unique prefix of one), else a device name (any case).
+        // A device name (any case) or an id prefix; when they name different devices (a short
+        // name can spell the start of another's id), the reference is ambiguous.
         let wanted = params.device.uppercased().filter { $0.isLetter || $0.isNumber }
+        let name = params.device.trimmingCharacters(in: .whitespaces).lowercased()
         let members = roster()
-        var matches = wanted.isEmpty ? [] : members.filter { $0.id.description.uppercased().filter { $0.isLetter || $0.isNumber }.hasPrefix(wanted) }
-        if matches.isEmpty {
-            let name = params.device.trimmingCharacters(in: .whitespaces).lowercased()
-            matches = members.filter { $0.device.name.lowercased() == name }
-        }
+        let byName = members.filter { $0.device.name.lowercased() == name }
+        let byID = wanted.isEmpty ? [] : members.filter { $0.id.description.uppercased().filter { $0.isLetter || $0.isNumber }.hasPrefix(wanted) }
+        let matches = byName + byID.filter { member in !byName.contains { $0.id == member.id } }
         guard let member = matches.first else { throw RPCError.notFound(.device, params.device) }
         guard matches.count == 1 else {
             throw RPCError.ambiguous(.device, params.device, candidates: matches.prefix(20).map { .init(id: $0.id.description, label: $0.device.name) })

@@ -167,10 +167,11 @@ extension Engine {
             do {
                 try household.replace(with: householdKey)
                 let now = Self.now()
+                // Even if a later step fails, what was added is committed: read it again.
+                defer { cachedRoster = nil }
                 for member in members where member.publicKey != identity.publicKey.bytes {
                     try replica.addDevice(publicKey: member.publicKey, name: member.name, now: now)
                 }
-                cachedRoster = nil
                 if let inviter, !attempt.usesDiscovery {
                     try replica.addStaticPeer(inviter, now: now)
                     try addTarget(inviter, origin: .connected)

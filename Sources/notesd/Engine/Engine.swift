@@ -297,9 +297,10 @@ final class Engine: @unchecked Sendable {
             log.info("disconnected from \(link.deviceName ?? link.device?.short ?? link.remote)\(reason.map { ": \($0)" } ?? "")")
             emit(.peerDisconnected(PeerEvent(peer: peer, reason: reason)))
             persistPeer(link, error: reason)
-            // A catch-up cut short leaves its settings behind unless someone gives them back.
-            releaseMemoryIfIdle()
         }
+        // A catch-up cut short (here, or by a session that ended before the socket closed)
+        // leaves its settings behind unless someone gives them back.
+        releaseMemoryIfIdle()
         if let target = link.target {
             if targets[target]?.blocked == true {
                 // Refused for a reason that retrying will not fix; keep that reason.
@@ -379,7 +380,7 @@ final class Engine: @unchecked Sendable {
     /// Once no session is catching up (a catch-up ended, in either direction, or was cut
     /// short), gives memory back and undoes the catch-up's SQLite settings.
     private func releaseMemoryIfIdle() {
-        guard links.values.allSatisfy({ $0.session == nil || $0.caughtUp }) else { return }
+        guard links.values.allSatisfy({ link in link.session.map { link.caughtUp && $0.status(store: replica) == .idle } ?? true }) else { return }
         do {
             try replica.releaseMemory()
         } catch {
