@@ -387,14 +387,16 @@ final class Simulation {
         guard lost.isEmpty else {
             throw failure("lost text: \(lost.sorted().prefix(10).joined(separator: ", ")) (\(lost.count) tokens)")
         }
-        // No duplicate conflict copies: one copy per losing version (same title and the same
-        // blocks, checklist state included; two copies that differ only in a tick are two versions).
+        // No duplicate conflict copies: one copy per losing version. A copy is judged by the
+        // version it was derived with (its root revision: same title and the same blocks,
+        // checklist state included), not by what it became: users edit copies like any note,
+        // and two copies of different versions may be edited into the same text.
         var seen = Set<String>()
         for trashed in [false, true] {
             for copy in try library.listNotes(NoteFilter(trashed: trashed, conflictCopies: true)) {
-                let note = try library.note(copy.id)!
-                let key = "\(copy.conflictOf!)|\(note.title)|\(note.body.map { Hex.encode($0.encoded()) }.joined(separator: "|"))"
-                guard seen.insert(key).inserted else { throw failure("duplicate conflict copy of \(copy.conflictOf!): \(note.title)") }
+                guard let derived = try library.history(of: copy.id).last(where: { $0.parents.isEmpty })?.note else { continue }
+                let key = "\(copy.conflictOf!)|\(derived.title)|\(derived.body.map { Hex.encode($0.encoded()) }.joined(separator: "|"))"
+                guard seen.insert(key).inserted else { throw failure("duplicate conflict copy of \(copy.conflictOf!): \(derived.title)") }
             }
         }
     }
