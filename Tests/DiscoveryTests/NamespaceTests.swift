@@ -1,12 +1,13 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Real Avahi on a private LAN: `scripts/netlab` makes network namespaces joined by a bridge,
 /// each host with its own D-Bus and avahi-daemon, and `discovery-probe` runs `AvahiDiscovery`
 /// inside each host. Nothing runs in the root namespace or touches a real interface.
 ///
 /// Needs root and network namespaces; elsewhere the suite is skipped and says why.
-@Suite(.enabled("needs root and network namespaces (scripts/netlab check)") { await Netlab.canRun(for: "NamespaceTests") })
+@Suite(.enabled("needs root and network namespaces (scripts/netlab check)") { Netlab.canRun(for: "NamespaceTests") })
 struct NamespaceTests {
     private static func serviceName(_ host: Int) -> String { "notesd-DEVICE\(host)" }
 
@@ -65,14 +66,14 @@ struct NamespaceTests {
         // 2. Host 1's link goes down: it loses both peers. Back up: it finds them again.
         let host1 = try #require(probes[1])
         var mark = host1.lines.count
-        try await lab.link(1, up: false)
+        try await lab.setLink(1, up: false)
         try await host1.wait(until: "it loses both peers when its link goes down") { lines in
             Set(lines.dropFirst(mark).filter { $0.event == "lost" }.compactMap(\.name))
                 == [Self.serviceName(2), Self.serviceName(3)]
         }
         mark = host1.lines.count
         let linkUp = ContinuousClock.now
-        try await lab.link(1, up: true)
+        try await lab.setLink(1, up: true)
         try await host1.wait(until: "it finds both peers again after the link comes back") { _ in
             sees(host1, [2, 3], in: lab, after: mark)
         }

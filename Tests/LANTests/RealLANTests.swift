@@ -12,7 +12,7 @@ import TestSupport
 ///
 /// Needs root and network namespaces (`scripts/netlab check`); elsewhere the suite is skipped
 /// and prints why.
-@Suite(.serialized, .enabled(if: Lab.canRun, "needs root and network namespaces (scripts/netlab check)"))
+@Suite(.serialized, .enabled(if: Netlab.canRun(for: "RealLANTests"), "needs root and network namespaces (scripts/netlab check)"))
 struct RealLANTests {
     @Test func threeHostsPairByDiscoveryHealAPartitionAndOutliveAnAvahiRestart() async throws {
         for product in ["notesd", "notesctl"] {
@@ -22,7 +22,7 @@ struct RealLANTests {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         let labStart = ContinuousClock.now
-        let lab = try await Lab.up(hosts: 3)  // removes what it made if it fails half-way
+        let lab = try await Netlab.up(hosts: 3)  // removes what it made if it fails half-way
         var daemons: [LabDaemon] = []
         defer {
             for daemon in daemons { daemon.stopNow() }
@@ -108,7 +108,7 @@ struct RealLANTests {
     /// shopping list; host 3 edits paragraphs one and three and writes a new note. Plugged
     /// back in, all three converge: the different paragraphs merge, paragraph one becomes
     /// exactly one conflict copy (the same on every device), and nothing is lost.
-    private func partitionHealsWithOneConflictCopy(_ daemons: [LabDaemon], lab: Lab, notes: Notes) async throws {
+    private func partitionHealsWithOneConflictCopy(_ daemons: [LabDaemon], lab: Netlab, notes: Notes) async throws {
         let (first, second, isolated) = (daemons[0], daemons[1], daemons[2])
         try await lab.setLink(isolated.host, up: false)
 
@@ -163,7 +163,7 @@ struct RealLANTests {
     /// remembered addresses, it reaches host 2 again only through mDNS (host 2's service,
     /// withdrawn by the goodbye packets when its Avahi stopped, published again, or host 2
     /// browsing and dialling host 1). Edits then flow to and from host 2.
-    private func peersAreFoundAgainAfterAnAvahiRestart(_ daemons: [LabDaemon], lab: Lab, notes: Notes) async throws {
+    private func peersAreFoundAgainAfterAnAvahiRestart(_ daemons: [LabDaemon], lab: Netlab, notes: Notes) async throws {
         let (first, restarted, third) = (daemons[0], daemons[1], daemons[2])
         let stop = ContinuousClock.now
         try await lab.stopAvahi(restarted.host)

@@ -20,9 +20,9 @@ public final class ChildProcess: Sendable {
 
     /// Starts `command` (an absolute path and its arguments) with `file actions` already set up
     /// by the caller for descriptors 0, 1 and 2.
-    private init(_ command: [String], actions: inout posix_spawn_file_actions_t) throws {
+    private init(_ command: [String], environment: [String: String] = environment, actions: inout posix_spawn_file_actions_t) throws {
         let arguments = command.map { strdup($0) } + [nil]
-        let variables = Self.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let variables = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (arguments + variables).forEach { free($0) } }
         var pid: pid_t = 0
         let result = posix_spawn(&pid, command[0], &actions, nil, arguments, variables)
@@ -109,6 +109,23 @@ public final class ChildProcess: Sendable {
 
     /// `run`, blocking the calling thread: for `defer` and for checks made before any test runs.
     public static func runBlocking(_ command: [String], input: String? = nil, timeout: Duration = .seconds(90)) throws -> CommandResult {
+        let (process, stdin, stdout, stderr) = try piped(command)
+        let output = drain(stdout), errors = drain(stderr)
+        // Written from a thread of its own: a child that does not read its input must not
+        // block the test, and one that exits early just makes the write fail.
+        Thread.detachNewThread {
+            if let input { writeAll(Array(input.utf8), to: stdin) }
+            close(stdin)
+        }
+        let exitStatus = process.waitForExit(timeout: timeout)
+        return CommandResult(command: command, status: exitStatus, output: output.text(), error: errors.text())
+    }
+
+    /// Starts `command` with its standard input, output and error on channels of their own;
+    /// returns the process and this side's ends (input to write to, output and errors to read),
+    /// which the caller closes.
+    public static func piped(_ command: [String], environment: [String: String] = environment) throws
+        -> (process: ChildProcess, input: Int32, output: Int32, errors: Int32) {
         let stdin = try channel(), stdout = try channel(), stderr = try channel()
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -116,23 +133,14 @@ public final class ChildProcess: Sendable {
         posix_spawn_file_actions_adddup2(&actions, stdin.read, 0)
         posix_spawn_file_actions_adddup2(&actions, stdout.write, 1)
         posix_spawn_file_actions_adddup2(&actions, stderr.write, 2)
-        let process: ChildProcess
+        defer { for descriptor in [stdin.read, stdout.write, stderr.write] { close(descriptor) } }
         do {
-            process = try ChildProcess(command, actions: &actions)
+            let process = try ChildProcess(command, environment: environment, actions: &actions)
+            return (process, stdin.write, stdout.read, stderr.read)
         } catch {
-            for descriptor in [stdin.read, stdin.write, stdout.read, stdout.write, stderr.read, stderr.write] { close(descriptor) }
+            for descriptor in [stdin.write, stdout.read, stderr.read] { close(descriptor) }
             throw error
         }
-        for descriptor in [stdin.read, stdout.write, stderr.write] { close(descriptor) }
-        let output = drain(stdout.read), errors = drain(stderr.read)
-        // Written from a thread of its own: a child that does not read its input must not
-        // block the test, and one that exits early just makes the write fail.
-        Thread.detachNewThread {
-            if let input { writeAll(Array(input.utf8), to: stdin.write) }
-            close(stdin.write)
-        }
-        let exitStatus = process.waitForExit(timeout: timeout)
-        return CommandResult(command: command, status: exitStatus, output: output.text(), error: errors.text())
     }
 
     /// A one-way channel whose ends are close-on-exec from the start (a socket pair, because

@@ -6,7 +6,7 @@ import TestSupport
 /// inside the same host. Its data directory, control socket and log are under the test's
 /// scratch directory.
 final class LabDaemon {
-    let lab: Lab
+    let lab: Netlab
     let host: Int
     let name: String
     let directory: String
@@ -14,12 +14,12 @@ final class LabDaemon {
     let listen: String
     private var process: ChildProcess?
 
-    init(lab: Lab, host: Int, scratch: ScratchDirectory) async throws {
+    init(lab: Netlab, host: Int, scratch: ScratchDirectory) async throws {
         self.lab = lab
         self.host = host
         name = "host\(host)"
         directory = scratch.path + "/" + name
-        listen = try await lab.address(host) + ":7479"
+        listen = lab.address(host) + ":7479"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
     }
 
