@@ -22,7 +22,6 @@ extension Replica {
     /// Own entries handed out here are marked offered, so they are never coalesced away.
     public func entries(missingFrom peer: VersionVector, maxCount: Int = 500, maxBytes: Int = 256 * 1024) throws -> [EntryPayload] {
         let payloads = try database.read { try collectEntries(missingFrom: peer, maxCount: maxCount, maxBytes: maxBytes) }
-        if payloads.count >= Self.bulkBatchThreshold { servedCatchUp = true }
         if let ownHighest = payloads.lazy.filter({ $0.dot.replica == self.replicaID }).map(\.dot.seq).max() {
             try markOffered(through: ownHighest)
         }
@@ -146,10 +145,9 @@ extension Replica {
 
     /// Gives memory and disk back once the replica is idle again (an idle daemon stays small):
     /// drops blocks stored for entries that never came (a catch-up cut short, or blocks nobody
-    /// asked for); after a catch-up received, checkpoints and truncates the WAL and restores the
-    /// small page cache; after one received or served, drops SQLite's other caches and the heap
-    /// pages its big batches left behind. Called when no sync is in progress, so after every
-    /// live change too: then it does nothing.
+    /// asked for); after a catch-up, checkpoints and truncates the WAL and restores the small
+    /// page cache; always drops SQLite's other caches and the heap pages a big batch left behind.
+    /// Called when no sync is in progress.
     public func releaseMemory() throws {
         if !sentBlocksAwaitingUse.isEmpty {
             try write {
@@ -159,14 +157,12 @@ extension Replica {
             }
             sentBlocksAwaitingUse = []
         }
-        guard catchingUp || servedCatchUp else { return }
         if catchingUp {
             try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             try database.execute("PRAGMA wal_autocheckpoint = 1000")
             try database.execute("PRAGMA cache_size = -2000")
             catchingUp = false
         }
-        servedCatchUp = false
         try database.execute("PRAGMA shrink_memory")
         notesd_release_free_heap()
     }

@@ -44,8 +44,6 @@ public final class Replica {
     var sentBlocksAwaitingUse = Set<BlockHash>()
     /// A catch-up's page cache and checkpoint interval are in force (see `enterCatchUp`).
     var catchingUp = false
-    /// A batch of a catch-up was sent since the last `releaseMemory` (its buffers grew the heap).
-    var servedCatchUp = false
     /// Replicas whose vector entry the transaction in progress advanced (see `flushVector`).
     var changedVectorEntries = Set<ReplicaID>()
     private let lock: FileLock
