@@ -147,7 +147,9 @@ extension Replica {
     /// drops blocks stored for entries that never came (a catch-up cut short, or blocks nobody
     /// asked for); after a catch-up, checkpoints and truncates the WAL and restores the small
     /// page cache; always drops SQLite's other caches and the heap pages a big batch left behind.
-    /// Called when no sync is in progress.
+    /// Called when no sync is in progress, so after each live change too: trimming only after
+    /// catch-ups was tried, and a daemon that served one and then 300 edits idled 2.4 MiB
+    /// larger (24.6 MiB, at the 25 MB target), for ~0.5 ms saved per edit.
     public func releaseMemory() throws {
         if !sentBlocksAwaitingUse.isEmpty {
             try write {
