@@ -49,9 +49,9 @@ let package = Package(
         .testTarget(name: "NotesdTests", dependencies: ["notesd", "Control", "Peer", "Merge", "TestSupport"]),
         // Real notesd processes on loopback, driven only through notesctl.
         .testTarget(name: "EndToEndTests", dependencies: ["notesd", "notesctl", "Control", "TestSupport"]),
-        // The real LAN (DESIGN §10): notesd in netlab namespaces with their own Avahi; root only.
+        // The real LAN (docs/testing.md): notesd in netlab namespaces with their own Avahi; root only.
         .testTarget(name: "LANTests", dependencies: ["notesd", "notesctl", "Control", "TestSupport"]),
-        // The deterministic fault simulation (DESIGN §10): many replicas, one seed.
+        // The deterministic fault simulation (docs/testing.md): many replicas, one seed.
         .testTarget(name: "SimulationTests", dependencies: ["Peer", "Merge", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -168,7 +168,7 @@ public final class StaticPeers: PeerSource {
     /// after counting the lookup in `resolutionsInFlight`.
     ///
     /// Never a global or concurrent queue: on Linux their first use starts a libdispatch
-    /// timer that wakes the daemon every second for good (DESIGN §11).
+    /// timer that wakes the daemon every second for good (docs/benchmarks.md).
     private func resolveInBackground(_ endpoint: PeerEndpoint, token: UInt64, generation: UInt64) {
         DispatchQueue(label: "notesd.discovery.resolve").async { [self] in
             let addresses = resolve(endpoint)

@@ -1,6 +1,6 @@
 /// One block of a note body: a paragraph, heading, quote, code block, rule, list item, or a piece
 /// of HTML kept verbatim. `HTMLBlocks.split` makes them, `HTMLBlocks.join` turns them back into
-/// HTML, and the merge diffs bodies block by block (DESIGN §5; the rules are in docs/merge.md).
+/// HTML, and the merge diffs bodies block by block (the rules are in docs/merge.md).
 ///
 /// A block is a value: two blocks are equal when their kind, attributes and content are equal.
 /// Its `fingerprint` is a deterministic 64-bit hash of `encoded()`, computed once, so comparing

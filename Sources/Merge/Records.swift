@@ -1,5 +1,5 @@
 /// The replicated records as plain values: what one revision says a note, folder or device is.
-/// The merge rules (DESIGN §5) are functions of these values; `Peer` stores and ships them.
+/// The merge rules (docs/merge.md) are functions of these values; `Peer` stores and ships them.
 
 /// One note's content at one revision.
 public struct Note: Hashable, Sendable {

@@ -6,7 +6,7 @@ import Merge
 /// delete one, tick a checklist item. Times `NoteMerge.merge` alone on blocks already split,
 /// as the replica calls it; `split` and `join` of the whole body are shown for context.
 enum MergeBench {
-    /// DESIGN §11: a 2,000-block note merges in at most this long.
+    /// docs/benchmarks.md: a 2,000-block note merges in at most this long.
     static let targetMilliseconds = 2.0
     static let targetBlocks = 2_000
 

@@ -53,7 +53,7 @@ enum Conditions {
     }
 }
 
-/// A target from DESIGN §11 and whether a figure met it.
+/// A target from docs/benchmarks.md and whether a figure met it.
 enum Verdict {
     static func of(_ met: Bool) -> String { met ? "PASS" : "MISS" }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Two real daemons (issue 8): initial sync, live edit latency, resync bytes after a partition,
-/// merge time, idle memory and wake-ups, start-up time — each against its DESIGN §11 target.
+/// merge time, idle memory and wake-ups, start-up time — each against its docs/benchmarks.md target.
 enum SyncBench {
     enum Target {
         static let initialSync = 1_000.0

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// DESIGN §11: an idle daemon does not wake up on a timer it does not need. On Linux,
+/// docs/benchmarks.md: an idle daemon does not wake up on a timer it does not need. On Linux,
 /// libdispatch's first use of a global (root) queue — which is also where Swift concurrency
 /// runs tasks — arms a 1-second workqueue-monitor timer that never stops, on the timerfd its
 /// timer sources share. notesd uses no dispatch timer (the engine's timers run on its own

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// The real-LAN proof (DESIGN §10): three `notesd` processes, each in its own network
+/// The real-LAN proof (docs/testing.md): three `notesd` processes, each in its own network
 /// namespace with its own D-Bus and avahi-daemon (`scripts/netlab`), **no static peers**:
 /// they find each other only through mDNS, pair with `invite` / `join CODE` (no address),
 /// converge, heal a partition (one host's link unplugged) with exactly one conflict copy, and

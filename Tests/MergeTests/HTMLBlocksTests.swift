@@ -6,7 +6,7 @@ import Testing
     let bullet = ListContainer(ordered: false)
     let numbered = ListContainer(ordered: true)
 
-    /// `split` is stable through `join`, and no text is lost (the two invariants of DESIGN §5).
+    /// `split` is stable through `join`, and no text is lost (the two invariants of docs/merge.md).
     func expectInvariants(_ html: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let blocks = HTMLBlocks.split(html)
         #expect(HTMLBlocks.split(HTMLBlocks.join(blocks)) == blocks, "split(join(split(h))) != split(h) for \(html)",

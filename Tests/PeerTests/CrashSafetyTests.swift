@@ -4,7 +4,7 @@ import Testing
 @testable import Peer
 import TestSupport
 
-/// DESIGN §4: one transaction per action, `synchronous=FULL`. A writer killed with SIGKILL at
+/// docs/architecture.md: one transaction per action, `synchronous=FULL`. A writer killed with SIGKILL at
 /// arbitrary moments loses nothing it acknowledged and leaves no half-written revision.
 @Suite struct CrashSafetyTests {
     @Test(arguments: [11, 12, 13, 14, 15, 16])

@@ -4,7 +4,7 @@ import Testing
 @testable import Peer
 import TestSupport
 
-/// Replicas exchanging entries in-process (no network): DESIGN §4–§5 end to end.
+/// Replicas exchanging entries in-process (no network): docs/architecture.md, docs/merge.md end to end.
 @Suite struct ReplicaExchangeTests {
     let directory: TemporaryDirectory
     let a: Replica, b: Replica, c: Replica

@@ -29,7 +29,7 @@ struct SimulationFailure: Error, CustomStringConvertible {
 /// Thrown from the fault-injection hook: the replica "crashes" mid-transaction.
 struct SimulatedCrash: Error {}
 
-/// The deterministic fault simulation (DESIGN §10): 3–8 replicas on real SQLite files, a
+/// The deterministic fault simulation (docs/testing.md): 3–8 replicas on real SQLite files, a
 /// network that drops, duplicates, reorders and delays frames, partitions that heal, crashes
 /// (between writes and inside transactions), relaunches, and clocks skewed up to ±300 s.
 final class Simulation {

@@ -77,7 +77,7 @@ public struct FolderMoveParams: Codable, Hashable, Sendable {
 public struct FolderDeleteParams: Codable, Hashable, Sendable {
     public var folder: String
     /// Delete even when not empty: its notes then show in Uncategorized and its subfolders at
-    /// the top level (DESIGN §5). Absent: `false`, and a non-empty folder is `folderNotEmpty`.
+    /// the top level (docs/merge.md). Absent: `false`, and a non-empty folder is `folderNotEmpty`.
     public var force: Bool?
 
     public init(folder: String, force: Bool? = nil) {

@@ -176,7 +176,7 @@ public struct NoteUpdateParams: Codable, Hashable, Sendable {
     public var id: String
     /// The heads the edit was based on (`NoteDocument.heads`). When given and the note has
     /// moved on since, the edit becomes a revision on those heads, concurrent with the newer
-    /// ones, and is merged like a sync (DESIGN §5): changes made meanwhile are kept.
+    /// ones, and is merged like a sync (docs/merge.md): changes made meanwhile are kept.
     /// Absent: the edit applies on top of the current note.
     public var baseHeads: [String]?
     public var title: String?

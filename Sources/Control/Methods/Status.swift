@@ -109,7 +109,7 @@ public struct DiscoveryStatus: Codable, Hashable, Sendable {
     }
 }
 
-/// DESIGN §6's per-peer status.
+/// The per-peer status of docs/protocol.md.
 public enum PeerState: String, Codable, Hashable, Sendable, CaseIterable {
     /// Dialling or in the handshake.
     case connecting

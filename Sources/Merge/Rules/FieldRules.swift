@@ -1,4 +1,4 @@
-/// The per-field rules shared by notes, folders and devices (DESIGN §5, docs/merge.md).
+/// The per-field rules shared by notes, folders and devices (docs/merge.md).
 enum FieldRules {
     /// A single value: a side that left it as in the base gives way to the side that changed it;
     /// if both changed it, the winner's value (equal when both made the same change).
@@ -32,7 +32,7 @@ enum FieldRules {
         return fingerprint.value
     }
 
-    /// Delete versus edit (DESIGN §5): the edit wins. Returns the record decided without a field
+    /// Delete versus edit (docs/merge.md): the edit wins. Returns the record decided without a field
     /// merge, or nil when both sides are live and their fields must be merged.
     /// - tombstone vs tombstone → tombstone;
     /// - tombstone vs a live side unchanged from the base → tombstone;

@@ -1,4 +1,4 @@
-/// The merge of two concurrent versions of one note (DESIGN §5; rules in docs/merge.md).
+/// The merge of two concurrent versions of one note (docs/merge.md).
 ///
 /// Pure, deterministic and symmetric: `merge(o, a, b) == merge(o, b, a)`, exactly, conflict copy
 /// included, because every choice between the sides is made by their stamps (later wins), never

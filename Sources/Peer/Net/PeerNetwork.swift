@@ -4,7 +4,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// The TCP shell between devices (DESIGN §6–§7): listening and dialling sockets, each wrapped
+/// The TCP shell between devices (docs/protocol.md, docs/security.md): listening and dialling sockets, each wrapped
 /// in a `SecureChannel`, carrying sync `Frame`s. One thread runs a `poll` loop over every
 /// socket; it encrypts, decrypts and decodes, and hands whole frames and connection events
 /// to the owner through `events`. It never decides who may talk: the owner checks the roster
@@ -134,7 +134,7 @@ public final class PeerNetwork: Sendable {
         let id = ConnectionID(raw: nextID.add(1, ordering: .relaxed).oldValue)
         // A serial queue per dial, so a slow name server delays no other dial. Never a global
         // or concurrent queue: on Linux their first use starts a libdispatch timer that wakes
-        // the daemon every second for good (DESIGN §11).
+        // the daemon every second for good (docs/benchmarks.md).
         DispatchQueue(label: "notesd.resolver").async { [self] in
             do {
                 let resolved = try address.resolve()

@@ -1,6 +1,6 @@
 import Merge
 
-/// A pairing invite as this device stored it (DESIGN §7): one-time, expiring.
+/// A pairing invite as this device stored it (docs/security.md): one-time, expiring.
 public struct StoredInvite: Hashable, Sendable {
     public let secretID: String
     public let secret: [UInt8]

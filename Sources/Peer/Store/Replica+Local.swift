@@ -43,7 +43,7 @@ public struct NoteEdit: Sendable, Equatable {
     }
 }
 
-/// Local mutations (DESIGN §4): each is exactly one transaction that writes the revision, its
+/// Local mutations (docs/architecture.md): each is exactly one transaction that writes the revision, its
 /// new blocks, its log entry and the materialised state.
 extension Replica {
     // MARK: - Notes

@@ -1,6 +1,6 @@
 import Merge
 
-/// A conflict copy this replica derived while materialising a note (DESIGN §5).
+/// A conflict copy this replica derived while materialising a note (docs/merge.md).
 public struct ConflictCopyCreated: Hashable, Sendable {
     public let copy: NoteID
     public let original: NoteID
@@ -78,7 +78,7 @@ extension Replica {
         return Stamp(hlc: members.map(\.hlc).max()!, revision: Sodium.hash256(concatenated(ids)))
     }
 
-    /// Folds a record's heads into one version (DESIGN §4: state is a function of the DAG).
+    /// Folds a record's heads into one version (docs/architecture.md: state is a function of the DAG).
     /// Heads are folded in canonical stamp order; each step merges with the lowest common
     /// ancestors (several are merged first, recursively; none → no base).
     /// Revisions in `erased` (ancestors of a tombstone) read as tombstones.
@@ -292,7 +292,7 @@ extension Replica {
 
     // MARK: - Purge and conflict copies
 
-    /// Content of a permanently deleted record is gone at once (DESIGN §3): every revision a
+    /// Content of a permanently deleted record is gone at once (docs/architecture.md): every revision a
     /// tombstone descends from keeps its place in the DAG, so no stale device brings the record
     /// back, but loses its data and its claim on blocks. An edit made concurrently with the
     /// deletion is not an ancestor of the tombstone and keeps its text (the edit wins).

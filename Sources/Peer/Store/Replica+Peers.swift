@@ -1,6 +1,6 @@
 import Merge
 
-/// What this replica remembers about one peer (DESIGN §6 "per-peer state"), kept across
+/// What this replica remembers about one peer (docs/protocol.md "per-peer state"), kept across
 /// restarts so `notesctl status` can say when a device was last in sync and why it failed.
 public struct PeerRecord: Hashable, Sendable {
     /// The peer's key: its device id on the network, its replica id in the simulation.

@@ -171,7 +171,7 @@ extension Replica {
 
     // MARK: - Receiving
 
-    /// Applies entries from a peer in one transaction (DESIGN §6): idempotent (an entry held
+    /// Applies entries from a peer in one transaction (docs/protocol.md): idempotent (an entry held
     /// already is skipped), in order (parents and blocks must be present or sent), then
     /// recomputes every record it touched. Stops at the first entry it cannot apply and says
     /// what it needs; what came before is committed.

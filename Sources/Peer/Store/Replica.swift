@@ -18,7 +18,7 @@ public enum ReplicaError: Error, CustomStringConvertible, Equatable {
 }
 
 /// The local replica: the SQLite store of revisions, blocks, the log and materialised state
-/// (DESIGN §4). Every local action is exactly one transaction.
+/// (docs/architecture.md). Every local action is exactly one transaction.
 ///
 /// Not thread-safe: one owner (the daemon's database actor, or a test) at a time.
 /// It never reads a clock or an entropy source of its own: `now` (Unix ms) is a parameter
@@ -160,7 +160,7 @@ public final class Replica {
         return RecordID(bytes: bytes)!
     }
 
-    /// The id of the conflict copy holding a losing version of `note` (DESIGN §5): a pure
+    /// The id of the conflict copy holding a losing version of `note` (docs/merge.md): a pure
     /// function of the note and of the losing text (title and body blocks), so every device
     /// that detects the conflict derives the same copy, a version that loses twice (to
     /// different heads, seen in different orders on different devices) is still one copy, and a

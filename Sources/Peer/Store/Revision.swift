@@ -30,7 +30,7 @@ public enum RecordContent: Hashable, Sendable {
     }
 }
 
-/// One immutable change to one record (DESIGN §4). Its id is the hash of its encoding.
+/// One immutable change to one record (docs/architecture.md). Its id is the hash of its encoding.
 public struct Revision: Hashable, Sendable {
     public var record: RecordID
     /// The record's heads this change was made on top of; sorted, no duplicates.

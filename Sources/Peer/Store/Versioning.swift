@@ -6,7 +6,7 @@ extension Sodium {
 }
 
 /// The random id a replica mints with its database. A wiped database gets a new one, so log
-/// sequence numbers never restart under an old name (DESIGN §4).
+/// sequence numbers never restart under an old name (docs/architecture.md).
 public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let raw: RecordID
 

@@ -1,6 +1,6 @@
 import Merge
 
-/// The sync protocol's messages (DESIGN §6), one per secure-channel frame. Binary, versioned
+/// The sync protocol's messages (docs/protocol.md), one per secure-channel frame. Binary, versioned
 /// by the Hello exchange; see docs/protocol.md for the byte layout.
 public enum Frame: Hashable, Sendable {
     /// First frame each way: who this is and what it holds.

@@ -14,7 +14,7 @@ public protocol SyncStore: AnyObject {
 
 extension Replica: SyncStore {}
 
-/// The sync protocol for one connection, as a sans-I/O state machine (DESIGN §6).
+/// The sync protocol for one connection, as a sans-I/O state machine (docs/protocol.md).
 ///
 /// Inputs are frames received, local changes and `now` (Unix ms); outputs are frames to send,
 /// events for the shell, and the next deadline. The TCP shell and the simulation drive the

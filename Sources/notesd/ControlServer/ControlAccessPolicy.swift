@@ -4,7 +4,7 @@ import Glibc
 import Musl
 #endif
 
-/// Who may use the control socket (DESIGN §7, protocol spec "Transport"): the daemon's own
+/// Who may use the control socket (docs/security.md, protocol spec "Transport"): the daemon's own
 /// user and root; and, when the administrator widened a socket-activated socket to a group
 /// (`SocketGroup=` with `SocketMode=0660`), the members of that group. Checked with the
 /// credentials the kernel recorded at `connect`, so file modes are a second fence, not the

@@ -9,7 +9,7 @@ import Foundation
 ///
 /// Callbacks, not `async`: the Swift concurrency runtime (like `DispatchQueue.global()`)
 /// runs on libdispatch's global queues, whose first use starts a timer that wakes the whole
-/// process every second for good (DESIGN §11 allows one wake-up per 30 s).
+/// process every second for good (docs/benchmarks.md allows one wake-up per 30 s).
 protocol ControlRequestHandler: Sendable {
     /// Calls `reply` once with the complete response line for `request` (JSON plus `\n`,
     /// with the request's id), now or later from any thread; the connection's next request

@@ -51,7 +51,7 @@ final class ControlServerLoop {
             for connection in connections {
                 descriptors.append(pollfd(fd: connection.fileDescriptor, events: connection.pollEvents, revents: 0))
             }
-            // No timeout unless accepting is paused: an idle daemon does not wake up (DESIGN §11).
+            // No timeout unless accepting is paused: an idle daemon does not wake up (docs/benchmarks.md).
             if poll(&descriptors, nfds_t(descriptors.count), acceptPausedUntil.map(Self.milliseconds(until:)) ?? -1) < 0 {
                 if errno == EINTR { continue }
                 log.error("the control server stopped: poll failed: \(String(cString: strerror(errno)))")

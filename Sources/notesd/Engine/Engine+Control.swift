@@ -222,7 +222,7 @@ extension Engine {
         }
     }
 
-    /// What a revision changed against its first parent (DESIGN: `notes.history`).
+    /// What a revision changed against its first parent (docs/control-protocol.md, `notes.history`).
     static func changes(_ entry: Peer.HistoryEntry, parent: Peer.HistoryEntry?) -> [HistoryChange] {
         if entry.isTombstone { return [.deleted] }
         var changes: [HistoryChange] = []

@@ -3,7 +3,7 @@ import Discovery
 import Foundation
 import Peer
 
-/// Where peers come from (DESIGN §8): static addresses (`--peer`, `notesctl connect`) and,
+/// Where peers come from (docs/discovery.md): static addresses (`--peer`, `notesctl connect`) and,
 /// unless `--no-mdns`, Avahi. Both are `PeerSource`s; their events land on the engine's queue
 /// and become dial targets.
 extension Engine {

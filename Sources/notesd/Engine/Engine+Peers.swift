@@ -26,7 +26,7 @@ struct DialTarget {
     var wantsDial: Bool { connection == nil && !blocked }
 
     /// Exponential backoff from 1 s, doubling, capped at 5 minutes, with ±20% jitter so a
-    /// household that lost power does not redial in lockstep (DESIGN §6).
+    /// household that lost power does not redial in lockstep (docs/protocol.md).
     static func backoff(retries: Int, jitter: Double = Double.random(in: 0.8...1.2)) -> UInt64 {
         let base = min(300_000.0, 1_000.0 * pow(2.0, Double(min(retries, 20))))
         return UInt64(min(300_000.0, base * jitter))

@@ -7,7 +7,7 @@ import protocol Discovery.PeerSource
 import Synchronization
 
 /// The daemon's core: the replica, one sync session per connected device, dialling with
-/// backoff, pairing, counters and control events (DESIGN §6–§9).
+/// backoff, pairing, counters and control events (docs/architecture.md).
 ///
 /// Everything mutable lives on `queue`, a serial queue: network events, control requests and
 /// timers are all forwarded onto it (network and discovery events and the timer through

@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// Why not `queue.async` and a dispatch timer source: both hand the work to a libdispatch
 /// worker thread, and a worker that has been idle for 5 s exits, which is one more wake-up
-/// 5 s after every keepalive (DESIGN §11 allows one per 30 s). This thread sleeps on a
+/// 5 s after every keepalive (docs/benchmarks.md allows one per 30 s). This thread sleeps on a
 /// semaphore until the next event or deadline, so a connected idle daemon wakes only for the
 /// keepalive itself. It starts with the first event or deadline and ends at `stop()`.
 final class EngineThread: Sendable {

@@ -3,7 +3,7 @@ import Merge
 import Peer
 import Synchronization
 
-/// The household secret (DESIGN §7): a random 32-byte key, the PSK of every household
+/// The household secret (docs/security.md): a random 32-byte key, the PSK of every household
 /// connection. Kept in `household.key` (mode 0600) next to the device key, never in the
 /// database (which is replicated). Readable from any thread: the network asks for it at each
 /// accept, the engine replaces it after `join`.

@@ -18,7 +18,7 @@ struct DaemonUsageError: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Parses `notesd`'s flags by hand (STYLE "CLI": `popFirst()` over an `ArraySlice`), the
-/// defaults following systemd first, then XDG (DESIGN §9). Pure: the same arguments and
+/// defaults following systemd first, then XDG (docs/systemd.md). Pure: the same arguments and
 /// `ProcessEnvironment` always give the same command or the same error.
 enum DaemonArguments {
     static let usage = "usage: notesd [--data-dir DIR] [--listen HOST:PORT] [--socket PATH] [--name NAME] [--peer HOST:PORT]... [--no-mdns] [--log-level LEVEL]"

@@ -6,7 +6,7 @@ import Musl
 import Control
 import Foundation
 
-/// Everything `notesd`'s command line decides (DESIGN §9), defaults already applied.
+/// Everything `notesd`'s command line decides (docs/systemd.md), defaults already applied.
 struct DaemonConfig: Hashable, Sendable {
     /// The sync protocol's TCP port, registered nowhere: chosen to be easy to spot.
     static let defaultPort: UInt16 = 7479

@@ -47,7 +47,7 @@ enum DaemonExitStatus: Int32 {
 /// Avahi) and on labelled serial dispatch queues — no `async`/`await`, no `Task`, no
 /// `DispatchQueue.global()` or concurrent queue. On Linux, libdispatch's first use of a
 /// global (root) queue, which is also where Swift concurrency runs tasks, starts a timer that
-/// wakes the process every second for as long as it lives; DESIGN §11 allows an idle daemon
+/// wakes the process every second for as long as it lives; docs/benchmarks.md allows an idle daemon
 /// one wake-up per 30 s (docs/architecture.md, "The daemon's threads").
 enum DaemonMain {
     typealias StartEngine = @Sendable (DaemonStartup) throws -> any DaemonEngine
@@ -158,7 +158,7 @@ enum DaemonMain {
 /// Pings systemd's watchdog at half its timeout, each ping after the engine's queue answered
 /// a heartbeat, from a thread of its own that sleeps in between. Not a dispatch timer: that
 /// runs its handler on a libdispatch worker thread, which exits 5 s later, one more wake-up
-/// per ping (DESIGN §11).
+/// per ping (docs/benchmarks.md).
 final class Watchdog: Sendable {
     private let stopRequested = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)

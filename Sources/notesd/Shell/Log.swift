@@ -5,7 +5,7 @@ import Musl
 #endif
 import Synchronization
 
-/// Leveled logging to stderr, in the form journald reads (DESIGN §9). Safe to use from any
+/// Leveled logging to stderr, in the form journald reads (docs/systemd.md). Safe to use from any
 /// thread: whole lines are written under a lock, so lines from threads never interleave.
 final class Log: Sendable {
     /// How each line starts.
