@@ -29,7 +29,10 @@ let package = Package(
         // Avahi publish/browse/resolve and static peers behind one protocol.
         .target(name: "Discovery", dependencies: ["CAvahi"]),
 
-        .executableTarget(name: "notesd", dependencies: ["Peer", "Discovery", "Control"]),
+        // The daemon's engine without I/O: a state machine the daemon and the simulation drive.
+        .target(name: "Engine", dependencies: ["Peer", "Merge", "Control"]),
+
+        .executableTarget(name: "notesd", dependencies: ["Engine", "Peer", "Discovery", "Control"]),
         .executableTarget(name: "notesctl", dependencies: ["Control"]),
         // Benchmarks: release build, prints figures; never part of the tests.
         .executableTarget(name: "notes-bench", dependencies: ["Merge", "Peer", "Control"]),
@@ -46,13 +49,13 @@ let package = Package(
         .testTarget(name: "PeerTests", dependencies: ["Peer", "Merge", "CSodium", "CSQLite", "TestSupport", "notes-testkit"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Merge", "TestSupport"]),
         // The daemon: process shell, control server, engine (test targets may use executables).
-        .testTarget(name: "NotesdTests", dependencies: ["notesd", "Control", "Peer", "Merge", "TestSupport"]),
+        .testTarget(name: "NotesdTests", dependencies: ["notesd", "Engine", "Control", "Peer", "Merge", "TestSupport"]),
         // Real notesd processes on loopback, driven only through notesctl.
         .testTarget(name: "EndToEndTests", dependencies: ["notesd", "notesctl", "Control", "TestSupport"]),
         // The real LAN (docs/testing.md): notesd in netlab namespaces with their own Avahi; root only.
         .testTarget(name: "LANTests", dependencies: ["notesd", "notesctl", "Control", "TestSupport"]),
         // The deterministic fault simulation (docs/testing.md): many replicas, one seed.
-        .testTarget(name: "SimulationTests", dependencies: ["Peer", "Merge", "TestSupport"]),
+        .testTarget(name: "SimulationTests", dependencies: ["Engine", "Peer", "Merge", "Control", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import Control
+@testable import Engine
 import Foundation
 import Merge
 import Peer
@@ -10,28 +11,28 @@ import TestSupport
 /// An engine on loopback with its own data directory, driven the way the control handler does.
 final class TestDevice {
     let directory: TemporaryDirectory
-    let engine: Engine
+    let engine: EngineShell
 
     init(name: String, peers: [String] = []) throws {
         directory = try TemporaryDirectory()
         let replica = try Replica(path: directory.path + "/notes.db")
         let identity = try Peer.DeviceIdentity.loadOrCreate(inDirectory: directory.path)
         let household = try HouseholdKey(directory: directory.path)
-        let settings = Engine.Settings(
-            dataDirectory: directory.path, deviceName: name, listen: PeerAddress(host: "127.0.0.1", port: 0), staticPeers: peers,
-            controlSocket: directory.path + "/control.sock")
-        engine = try Engine(settings: settings, replica: replica, identity: identity, household: household, log: .silent)
+        let settings = EngineShell.Settings(
+            core: EngineCore.Settings(dataDirectory: directory.path, deviceName: name, controlSocket: directory.path + "/control.sock"),
+            listen: PeerAddress(host: "127.0.0.1", port: 0), staticPeers: peers)
+        engine = try EngineShell(settings: settings, replica: replica, identity: identity, household: household, log: .silent)
         try engine.start()
     }
 
     deinit { engine.queue.sync { engine.stop() } }
 
-    var address: String { engine.queue.sync { engine.listenAddresses[0].description } }
+    var address: String { engine.queue.sync { engine.core.listenAddresses[0].description } }
 
-    func run<T>(_ body: (Engine) throws -> T) rethrows -> T { try engine.queue.sync { try body(engine) } }
+    func run<T>(_ body: (EngineCore) throws -> T) rethrows -> T { try engine.queue.sync { try engine.request(body) } }
 
     /// Runs an engine operation that answers through a completion, and waits for it.
-    func await<T: Sendable>(_ start: (Engine, @escaping @Sendable (Result<T, RPCError>) -> Void) -> Void) throws -> T {
+    func await<T: Sendable>(_ start: (EngineShell, @escaping @Sendable (Result<T, RPCError>) -> Void) -> Void) throws -> T {
         let box = Mutex<Result<T, RPCError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         engine.queue.sync {
@@ -45,7 +46,7 @@ final class TestDevice {
     }
 
     /// Waits (bounded) until `condition` holds on the engine's queue.
-    func wait(seconds: Double = 20, _ what: String, until condition: (Engine) throws -> Bool) throws {
+    func wait(seconds: Double = 20, _ what: String, until condition: (EngineCore) throws -> Bool) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if try run(condition) { return }
@@ -53,6 +54,24 @@ final class TestDevice {
         }
         Issue.record("timed out waiting for: \(what)")
         throw RPCError.timeout("waiting for \(what)", data: EmptyParams())
+    }
+}
+
+/// The parked control requests, as the control handler starts them.
+extension EngineShell {
+    func startJoin(_ params: JoinParams, complete: @escaping @Sendable (Result<JoinResult, RPCError>) -> Void) {
+        let token = park(complete) { if case .join(let result) = $0 { result } else { nil } }
+        request { $0.startJoin(params, token: token) }
+    }
+
+    func startConnect(_ params: ConnectParams, complete: @escaping @Sendable (Result<PeerStatus, RPCError>) -> Void) {
+        let token = park(complete) { if case .connect(let result) = $0 { result } else { nil } }
+        request { $0.startConnect(params, token: token) }
+    }
+
+    func startSync(_ params: SyncParams, complete: @escaping @Sendable (Result<SyncResult, RPCError>) -> Void) {
+        let token = park(complete) { if case .sync(let result) = $0 { result } else { nil } }
+        request { $0.startSync(params, token: token) }
     }
 }
 
@@ -232,8 +251,8 @@ final class TestDevice {
 
 @Suite struct EventTitleTests {
     @Test func longTitlesAreCutSoOneEventCannotOverflowAWatcher() {
-        #expect(Engine.eventTitle("Groceries") == "Groceries")
-        let long = Engine.eventTitle(String(repeating: "é", count: 2_000_000))
+        #expect(EngineCore.eventTitle("Groceries") == "Groceries")
+        let long = EngineCore.eventTitle(String(repeating: "é", count: 2_000_000))
         #expect(long.count == 1_000)
         #expect(long.hasSuffix("…"))
     }

@@ -43,6 +43,11 @@ extension PeerNetwork.Event {
         return nil
     }
 
+    var dialFailure: String? {
+        if case .dialFailed(_, let reason) = self { return reason }
+        return nil
+    }
+
     var receivedFrames: [Frame] {
         if case .frames(_, let frames) = self { return frames }
         return []
@@ -244,7 +249,7 @@ extension PeerNetwork.Event {
         defer { client.stop() }
         // Port 1 on loopback: nothing listens there.
         client.dial(PeerAddress(host: "127.0.0.1", port: 1), psk: household)
-        #expect(log.wait { $0.contains { ($0.closedReason ?? nil)?.contains("cannot connect") == true } })
+        #expect(log.wait { $0.contains { $0.dialFailure?.contains("cannot connect") == true } })
     }
 
     @Test func aBoundAddressReportsThePortTheKernelChose() async throws {

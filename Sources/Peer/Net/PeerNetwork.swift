@@ -12,6 +12,7 @@ import Glibc
 public final class PeerNetwork: Sendable {
     public struct ConnectionID: Hashable, Sendable, Comparable, CustomStringConvertible {
         public let raw: UInt64
+        public init(raw: UInt64) { self.raw = raw }
         public var description: String { "#\(raw)" }
         public static func < (lhs: ConnectionID, rhs: ConnectionID) -> Bool { lhs.raw < rhs.raw }
     }
@@ -26,6 +27,8 @@ public final class PeerNetwork: Sendable {
         /// Frames arrived, in order. Call `processed(_:)` once the owner has handled them: a
         /// connection with too much handed over and not yet processed is not read from.
         case frames(ConnectionID, [Frame])
+        /// A dial made no connection: the name did not resolve, or no address answered.
+        case dialFailed(ConnectionID, reason: String)
         /// The connection is gone (`reason` nil for a clean close by either side).
         case closed(ConnectionID, reason: String?)
     }
@@ -68,6 +71,8 @@ public final class PeerNetwork: Sendable {
     /// Per connection, the sizes of the frame events handed over and not yet `processed`.
     private let unprocessed = Mutex<[ConnectionID: (events: [Int], bytes: Int)]>([:])
     private let nextID = Atomic<UInt64>(1)
+    /// Numbers connections: `nextID`, or the owner's sequence when it picks dial ids itself.
+    private let makeConnectionID: (@Sendable () -> ConnectionID)?
     /// A self-pipe: other threads write a byte to wake the poll loop.
     private let wakeDescriptor: Int32
     private let wakeReader: Int32
@@ -75,10 +80,13 @@ public final class PeerNetwork: Sendable {
     /// - Parameters:
     ///   - responderKeys: the PSKs an inbound connection may prove (household key first, then
     ///     open invites), read at each accept.
+    ///   - newConnectionID: numbers inbound connections, for an owner that numbers its dials
+    ///     itself (`dial(_:psk:payload:id:)`) from the same sequence.
     ///   - events: called on the network thread; forward to your own queue at once.
     public init(
         identity: DeviceIdentity, configuration: Configuration = Configuration(),
-        responderKeys: @escaping @Sendable () -> [PreSharedKey], events: @escaping @Sendable (Event) -> Void
+        responderKeys: @escaping @Sendable () -> [PreSharedKey], newConnectionID: (@Sendable () -> ConnectionID)? = nil,
+        events: @escaping @Sendable (Event) -> Void
     ) throws(NetworkError) {
         var pipeEnds: [Int32] = [0, 0]
         guard pipe(&pipeEnds) == 0 else { throw NetworkError.system("pipe") }
@@ -86,6 +94,7 @@ public final class PeerNetwork: Sendable {
         self.identity = identity
         self.configuration = configuration
         self.responderKeys = responderKeys
+        makeConnectionID = newConnectionID
         self.events = events
         wakeReader = pipeEnds[0]
         wakeDescriptor = pipeEnds[1]
@@ -131,7 +140,13 @@ public final class PeerNetwork: Sendable {
     /// once; the outcome arrives as `.established` or `.closed`.
     @discardableResult
     public func dial(_ address: PeerAddress, psk: PreSharedKey, payload: [UInt8] = []) -> ConnectionID {
-        let id = ConnectionID(raw: nextID.add(1, ordering: .relaxed).oldValue)
+        let id = newConnectionID()
+        dial(address, psk: psk, payload: payload, id: id)
+        return id
+    }
+
+    /// `dial` with an id the owner picked (from the sequence given as `newConnectionID`).
+    public func dial(_ address: PeerAddress, psk: PreSharedKey, payload: [UInt8] = [], id: ConnectionID) {
         // A serial queue per dial, so a slow name server delays no other dial. Never a global
         // or concurrent queue: on Linux their first use starts a libdispatch timer that wakes
         // the daemon every second for good (docs/benchmarks.md).
@@ -141,10 +156,9 @@ public final class PeerNetwork: Sendable {
                 guard !resolved.isEmpty else { throw NetworkError("\(address) resolves to nothing") }
                 submit(.dial(id, resolved, psk, label: address.description, payload: payload))
             } catch {
-                events(.closed(id, reason: "cannot reach \(address): \(error)"))
+                events(.dialFailed(id, reason: "cannot reach \(address): \(error)"))
             }
         }
-        return id
     }
 
     public func send(_ frames: [Frame], on connection: ConnectionID) {
@@ -191,7 +205,9 @@ public final class PeerNetwork: Sendable {
         _ = unprocessed.withLock { $0.removeValue(forKey: connection) }
     }
 
-    fileprivate func newConnectionID() -> ConnectionID { ConnectionID(raw: nextID.add(1, ordering: .relaxed).oldValue) }
+    fileprivate func newConnectionID() -> ConnectionID {
+        makeConnectionID?() ?? ConnectionID(raw: nextID.add(1, ordering: .relaxed).oldValue)
+    }
     fileprivate var eventSink: @Sendable (Event) -> Void { events }
     fileprivate var wakeFD: Int32 { wakeReader }
     fileprivate var currentResponderKeys: [PreSharedKey] { responderKeys() }
@@ -400,14 +416,17 @@ private final class Loop: @unchecked Sendable {
             guard descriptor >= 0 else { continue }
             setNoDelay(descriptor)
             let result = address.withSockaddr { Glibc.connect(descriptor, $0, $1) }
-            if result == 0 || errno == EINPROGRESS {
+            // Read before `close`, which may change it.
+            let failure = errno
+            if result == 0 || failure == EINPROGRESS {
                 connection.descriptor = descriptor
                 connection.connecting = true
                 return
             }
             Glibc.close(descriptor)
+            errno = failure
         }
-        drop(connection, reason: "cannot connect to \(connection.label): \(String(cString: strerror(errno)))")
+        drop(connection, reason: "cannot connect to \(connection.label): \(String(cString: strerror(errno)))", dialFailed: true)
     }
 
     func acceptAll(_ listener: Int32) {
@@ -560,10 +579,16 @@ private final class Loop: @unchecked Sendable {
         }
     }
 
-    func drop(_ connection: Connection, reason: String?, notify: Bool = true) {
+    /// Forgets `connection` and closes its socket; `dialFailed`: it never connected.
+    func drop(_ connection: Connection, reason: String?, notify: Bool = true, dialFailed: Bool = false) {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         network.forget(connection.id)
         if connection.descriptor >= 0 { Glibc.close(connection.descriptor) }
-        if notify { network.eventSink(.closed(connection.id, reason: reason)) }
+        guard notify else { return }
+        if dialFailed {
+            network.eventSink(.dialFailed(connection.id, reason: reason ?? "cannot connect to \(connection.label)"))
+        } else {
+            network.eventSink(.closed(connection.id, reason: reason))
+        }
     }
 }

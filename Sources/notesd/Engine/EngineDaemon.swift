@@ -1,4 +1,5 @@
 import Control
+import Engine
 import Foundation
 import Merge
 import Peer
@@ -6,10 +7,10 @@ import Peer
 /// The engine as the process shell runs it: started after the control socket is claimed,
 /// pinged by the watchdog, shut down last.
 final class EngineDaemon: DaemonEngine {
-    let engine: Engine
+    let engine: EngineShell
     let controlHandler: any ControlRequestHandler
 
-    init(engine: Engine) {
+    init(engine: EngineShell) {
         self.engine = engine
         controlHandler = EngineControlHandler(engine: engine)
     }
@@ -23,13 +24,13 @@ final class EngineDaemon: DaemonEngine {
         let identity = try Peer.DeviceIdentity.loadOrCreate(inDirectory: config.dataDirectory)
         let household = try HouseholdKey(directory: config.dataDirectory)
         for socket in startup.otherActivatedSockets { close(socket.fileDescriptor) }
-        let settings = Engine.Settings(
-            dataDirectory: config.dataDirectory, deviceName: config.name,
+        let settings = EngineShell.Settings(
+            core: EngineCore.Settings(dataDirectory: config.dataDirectory, deviceName: config.name, controlSocket: config.socketPath),
             listen: PeerAddress(host: config.listen.host, port: config.listen.port),
-            staticPeers: config.staticPeers.map(\.description), controlSocket: config.socketPath, mdns: config.mdnsEnabled)
-        let engine = try Engine(
+            staticPeers: config.staticPeers.map(\.description), mdns: config.mdnsEnabled)
+        let engine = try EngineShell(
             settings: settings, replica: replica, identity: identity, household: household,
-            log: Engine.Logger(
+            log: EngineCore.Logger(
                 debug: { log.debug($0) }, info: { log.info($0) }, warning: { log.warning($0) }, error: { log.error($0) }))
         try engine.start()
         let notes = engine.queue.sync { (try? engine.replica.noteCount) ?? 0 }

@@ -19,25 +19,35 @@ struct JoinAttempt {
     /// Without an address, how long to wait for discovery to find anyone.
     let discoveryDeadline: UInt64
     var lastFailure: RPCError?
-    let complete: @Sendable (Result<JoinResult, RPCError>) -> Void
+    /// Who is waiting for the answer.
+    let token: EngineCore.RequestToken
 }
 
-extension Engine {
-    static let inviteLifetime: UInt64 = 10 * 60 * 1000
-    static let joinTimeout: UInt64 = 60_000
+/// Why a join connection ended before pairing finished.
+enum JoinConnectionFailure {
+    /// Nobody answered at that address (or it did not resolve).
+    case unreachable(String)
+    /// Something answered but ended the connection (a wrong code fails the handshake).
+    case refused(String)
+}
+
+extension EngineCore {
+    public static let inviteLifetime: UInt64 = 10 * 60 * 1000
+    public static let joinTimeout: UInt64 = 60_000
     static let joinDiscoveryWindow: UInt64 = 10_000
 
     // MARK: - Inviting (the household side)
 
-    func invite() throws -> InviteResult {
+    public func invite() throws -> InviteResult {
         guard removedFromHousehold == nil else { throw notInHousehold }
-        let code = InviteCode.generate()
-        let now = Self.now()
+        guard let code = InviteCode(secret: environment.randomBytes(InviteCode.secretByteCount)) else {
+            throw RPCError.internalError("the random source gave an invite secret of the wrong length")
+        }
         try replica.pruneInvites(now: now)
         try replica.storeInvite(secretID: code.secretID, secret: code.secret, now: now, lifetime: Self.inviteLifetime)
         // Mirror the store, pruned: each inbound handshake tries every key in this list.
         inviteKeys = try Self.inviteKeys(replica)
-        log.info("created an invite code (valid 10 minutes, one use)")
+        log.info("created an invite code (valid \(Self.minutes(Self.inviteLifetime)), one use)")
         return InviteResult(
             code: code.description, expiresAt: Timestamp(millisecondsSince1970: Int64(now + Self.inviteLifetime)),
             addresses: reachableAddresses())
@@ -49,7 +59,7 @@ extension Engine {
         guard let bound = listenAddresses.first else { return [] }
         let wildcard = ["0.0.0.0", "::", "[::]"].contains(bound.host)
         guard wildcard else { return [bound.description] }
-        return InterfaceAddresses.current().map { PeerAddress(host: $0, port: bound.port).description }
+        return environment.interfaceAddresses().map { PeerAddress(host: $0, port: bound.port).description }
     }
 
     /// A frame on a connection that proved an invite's key: only a join request is expected.
@@ -61,13 +71,13 @@ extension Engine {
         }
         let cleanName = name.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? (link.device?.short ?? "device") : name
         do {
-            try replica.admit(publicKey: publicKey, name: cleanName, inviteSecretID: inviteSecretID, now: Self.now())
+            try replica.admit(publicKey: publicKey, name: cleanName, inviteSecretID: inviteSecretID, now: now)
         } catch {
             switch error {
             case .refused(let refusal):
                 let answer = switch refusal {
                 case .unknown: Refusal(.inviteUnknown, "this invite code is not known to the inviting device; ask for a new one with `notesctl invite`")
-                case .expired: Refusal(.inviteExpired, "this invite code has expired (codes last 10 minutes); ask for a new one with `notesctl invite`")
+                case .expired: Refusal(.inviteExpired, "this invite code has expired (codes last \(Self.minutes(Self.inviteLifetime))); ask for a new one with `notesctl invite`")
                 case .used: Refusal(.inviteUsed, "this invite code was already used; ask for a new one with `notesctl invite`")
                 }
                 refuse(id, answer)
@@ -79,8 +89,8 @@ extension Engine {
         }
         log.info("pairing: admitted \(cleanName) (\(link.device?.short ?? "?")) to the household")
         let members = roster().filter { !$0.revoked }.map { RosterMember(publicKey: $0.device.publicKey, name: $0.device.name) }
-        network.send([.joinAccepted(householdKey: household.key.bytes, roster: members)], on: id)
-        network.close(id, reason: "pairing done")
+        send([.joinAccepted(householdKey: household.key.bytes, roster: members)], on: id)
+        actions.append(.close(id, reason: "pairing done"))
         links[id]?.purpose = .sync
         publish(replica.lastChanges, origin: .local)
         rosterChanged()
@@ -89,7 +99,9 @@ extension Engine {
 
     // MARK: - Joining (the new device's side)
 
-    func startJoin(_ params: JoinParams, complete: @escaping @Sendable (Result<JoinResult, RPCError>) -> Void) {
+    /// `join`: pair with the inviting device; the answer comes as `Action.reply(token, .join)`.
+    public func startJoin(_ params: JoinParams, token: RequestToken) {
+        let complete: (Result<JoinResult, RPCError>) -> Void = { self.actions.append(.reply(token, .join($0))) }
         let code: InviteCode
         do {
             code = try InviteCode(parsing: params.code)
@@ -112,13 +124,11 @@ extension Engine {
         } else {
             candidates = targets.values.filter { if case .discovered = $0.origin { true } else { false } }.map(\.address)
         }
-        let now = Self.now()
         let id = (joinAttempts.keys.max() ?? 0) + 1
         joinAttempts[id] = JoinAttempt(
             id: id, code: code, candidates: candidates, usesDiscovery: params.address == nil, deadline: now + Self.joinTimeout,
-            discoveryDeadline: now + Self.joinDiscoveryWindow, complete: complete)
+            discoveryDeadline: now + Self.joinDiscoveryWindow, token: token)
         tryNextJoinCandidate(id)
-        reschedule()
     }
 
     /// Dials the next untried address for a join; fails it when nothing is left to try.
@@ -132,12 +142,13 @@ extension Engine {
         }
         guard let next = attempt.candidates.first else {
             joinAttempts[id] = attempt
-            if !attempt.usesDiscovery || Self.now() >= attempt.discoveryDeadline { finishJoin(id, .failure(joinFailure(attempt))) }
+            if !attempt.usesDiscovery || now >= attempt.discoveryDeadline { finishJoin(id, .failure(joinFailure(attempt))) }
             return
         }
         attempt.candidates.removeFirst()
         attempt.tried.insert(next.description)
-        let connection = network.dial(next, psk: attempt.code.pskForPairing)
+        let connection = environment.newConnectionID()
+        actions.append(.dial(connection, next, psk: attempt.code.pskForPairing))
         attempt.connection = connection
         joinAttempts[id] = attempt
         links[connection] = Link(id: connection, direction: .outbound, remote: next.description, purpose: .joining(id))
@@ -154,10 +165,6 @@ extension Engine {
         return RPCError(code: .pairingFailed, message: "no device accepted this invite code; check the code, or ask for a new one with `notesctl invite`")
     }
 
-    func joinEstablished(_ id: PeerNetwork.ConnectionID, attempt: JoinAttempt.ID) {
-        network.send([.joinRequest(deviceName: settings.deviceName)], on: id)
-    }
-
     func joinReceived(_ frame: Frame, on id: PeerNetwork.ConnectionID, attempt attemptID: JoinAttempt.ID) {
         guard let attempt = joinAttempts[attemptID] else { return }
         switch frame {
@@ -166,7 +173,7 @@ extension Engine {
             let inviter = links[id]?.remote
             do {
                 try household.replace(with: householdKey)
-                let now = Self.now()
+                announceKeys()
                 // Even if a later step fails, what was added is committed: read it again.
                 defer { cachedRoster = nil }
                 for member in members where member.publicKey != identity.publicKey.bytes {
@@ -181,7 +188,7 @@ extension Engine {
                 return
             }
             log.info("pairing: joined household \(household.householdID.prefix(8)) through \(inviter ?? "?")")
-            network.close(id, reason: "pairing done")
+            actions.append(.close(id, reason: "pairing done"))
             links[id]?.purpose = .sync
             joinAttempts[attemptID]?.connection = nil
             acceptedByHousehold()
@@ -202,13 +209,16 @@ extension Engine {
     }
 
     /// The join connection ended; if pairing did not finish, try the next candidate.
-    func joinClosed(_ attemptID: JoinAttempt.ID, reason: String?) {
+    func joinClosed(_ attemptID: JoinAttempt.ID, failure: JoinConnectionFailure?) {
         guard var attempt = joinAttempts[attemptID] else { return }
         attempt.connection = nil
-        if let reason, attempt.lastFailure == nil || attempt.lastFailure?.code == .peerUnreachable {
-            attempt.lastFailure = reason.contains("cannot connect") || reason.contains("cannot reach")
-                ? RPCError(code: .peerUnreachable, message: "\(reason); check the address and that notesd runs there", encoding: UnreachableData(address: attempt.tried.sorted().last))
-                : RPCError(code: .pairingFailed, message: "the inviting device did not accept this code (\(reason)); check the code, or ask for a new one with `notesctl invite`")
+        if let failure, attempt.lastFailure == nil || attempt.lastFailure?.code == .peerUnreachable {
+            attempt.lastFailure = switch failure {
+            case .unreachable(let reason):
+                RPCError(code: .peerUnreachable, message: "\(reason); check the address and that notesd runs there", encoding: UnreachableData(address: attempt.tried.sorted().last))
+            case .refused(let reason):
+                RPCError(code: .pairingFailed, message: "the inviting device did not accept this code (\(reason)); check the code, or ask for a new one with `notesctl invite`")
+            }
         }
         joinAttempts[attemptID] = attempt
         tryNextJoinCandidate(attemptID)
@@ -216,14 +226,15 @@ extension Engine {
 
     func finishJoin(_ id: JoinAttempt.ID, _ result: Result<JoinResult, RPCError>) {
         guard let attempt = joinAttempts.removeValue(forKey: id) else { return }
-        if let connection = attempt.connection, case .failure = result { network.close(connection, reason: "join abandoned") }
-        attempt.complete(result)
+        if let connection = attempt.connection, case .failure = result { actions.append(.close(connection, reason: "join abandoned")) }
+        actions.append(.reply(attempt.token, .join(result)))
     }
 
-    func expireJoins(now: UInt64) {
-        for (id, attempt) in joinAttempts {
+    func expireJoins() {
+        for id in joinAttempts.keys.sorted() {
+            guard let attempt = joinAttempts[id] else { continue }
             if now >= attempt.deadline {
-                finishJoin(id, .failure(RPCError(code: .timeout, message: "pairing did not finish within 60 s; check that the inviting device is running and reachable")))
+                finishJoin(id, .failure(RPCError(code: .timeout, message: "pairing did not finish within \(Self.seconds(Self.joinTimeout)); check that the inviting device is running and reachable")))
             } else if attempt.connection == nil {
                 tryNextJoinCandidate(id)
             }
@@ -231,36 +242,7 @@ extension Engine {
     }
 }
 
-/// The addresses of this machine's network interfaces, best first for an invite.
-enum InterfaceAddresses {
-    static func current() -> [String] {
-        var list: UnsafeMutablePointer<ifaddrs>?
-        guard getifaddrs(&list) == 0, let first = list else { return [] }
-        defer { freeifaddrs(list) }
-        var v4: [String] = [], v6: [String] = [], loopback: [String] = []
-        var cursor: UnsafeMutablePointer<ifaddrs>? = first
-        while let entry = cursor {
-            defer { cursor = entry.pointee.ifa_next }
-            guard let address = entry.pointee.ifa_addr, entry.pointee.ifa_flags & UInt32(IFF_UP) != 0 else { continue }
-            let family = Int32(address.pointee.sa_family)
-            guard family == AF_INET || family == AF_INET6 else { continue }
-            var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-            let length = socklen_t(family == AF_INET6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
-            guard getnameinfo(address, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 else { continue }
-            let text = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if entry.pointee.ifa_flags & UInt32(IFF_LOOPBACK) != 0 {
-                loopback.append(text)
-            } else if family == AF_INET {
-                v4.append(text)
-            } else if !text.hasPrefix("fe80") {
-                v6.append(text)
-            }
-        }
-        return v4 + v6 + loopback
-    }
-}
-
-extension Engine {
+extension EngineCore {
     // MARK: - Removal of this device
 
     static let rejoinAdvice = "its notes stay here; to sync again, run `notesctl invite` on a household device and `notesctl join CODE` here"
@@ -269,7 +251,6 @@ extension Engine {
     /// household and `invite`/`sync` explain why, until a household device accepts it again.
     func removedBy(_ link: Link) {
         guard removedFromHousehold == nil else { return }
-        let now = Self.now()
         do {
             try replica.setRemovedFromHousehold(true, now: now)
         } catch {
@@ -283,7 +264,7 @@ extension Engine {
     func acceptedByHousehold() {
         guard removedFromHousehold != nil else { return }
         do {
-            try replica.setRemovedFromHousehold(false, now: Self.now())
+            try replica.setRemovedFromHousehold(false, now: now)
         } catch {
             log.error("cannot record that this device is in a household again: \(error)")
         }

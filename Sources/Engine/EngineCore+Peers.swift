@@ -27,7 +27,7 @@ struct DialTarget {
 
     /// Exponential backoff from 1 s, doubling, capped at 5 minutes, with ±20% jitter so a
     /// household that lost power does not redial in lockstep (docs/protocol.md).
-    static func backoff(retries: Int, jitter: Double = Double.random(in: 0.8...1.2)) -> UInt64 {
+    static func backoff(retries: Int, jitter: Double) -> UInt64 {
         let base = min(300_000.0, 1_000.0 * pow(2.0, Double(min(retries, 20))))
         return UInt64(min(300_000.0, base * jitter))
     }
@@ -55,7 +55,7 @@ struct Counters {
     }
 }
 
-extension Engine {
+extension EngineCore {
     // MARK: - Targets and dialling
 
     func addTarget(_ text: String, origin: DialTarget.Origin, hintedShortID: String? = nil) throws {
@@ -67,7 +67,7 @@ extension Engine {
             if case .discovered = existing.origin, origin == .configured || origin == .connected { existing.origin = origin }
             existing.hintedShortID = hintedShortID ?? existing.hintedShortID
             existing.blocked = false
-            existing.nextAttempt = min(existing.nextAttempt, Self.now())
+            existing.nextAttempt = min(existing.nextAttempt, now)
             targets[key] = existing
         } else {
             targets[key] = DialTarget(address: address, origin: origin, hintedShortID: hintedShortID)
@@ -87,15 +87,18 @@ extension Engine {
         }
     }
 
-    func dialFailed(_ key: String, reason: String) {
+    /// A dial of target `key` failed: before a handshake (`unreachable`: nobody answered, or
+    /// the name did not resolve), or the connection ended before the session caught up.
+    func dialFailed(target key: String, reason: String, unreachable: Bool) {
         counters.failedConnections += 1
+        let delay = backoff(retries: targets[key]?.retries ?? 0)
         updateTarget(key) {
             $0.connection = nil
             $0.lastError = reason
-            $0.nextAttempt = Self.now() + DialTarget.backoff(retries: $0.retries)
+            $0.nextAttempt = self.now + delay
             $0.retries += 1
         }
-        connectWaitersFail(target: key, reason: reason)
+        connectWaitersFail(target: key, reason: reason, code: unreachable ? .unreachable : .refused)
         log.debug("dial \(key) failed: \(reason)")
     }
 
@@ -106,43 +109,15 @@ extension Engine {
 
     /// Dials every target that is due and not already connected.
     func dialDueTargets() {
-        guard !stopped else { return }
-        let now = Self.now()
-        for (key, target) in targets where target.wantsDial && target.nextAttempt <= now {
+        guard !stopped, !listenAddresses.isEmpty else { return }
+        for key in targets.keys.sorted() {
+            guard let target = targets[key], target.wantsDial, target.nextAttempt <= now else { continue }
             if let device = target.device, isConnected(device) { continue }
             if let hinted = target.hintedShortID, hinted == identity.deviceID.short { continue }
-            let id = network.dial(target.address, psk: household.key)
+            let id = environment.newConnectionID()
+            actions.append(.dial(id, target.address, psk: household.key))
             updateTarget(key) { $0.connection = id }
             links[id] = Link(id: id, direction: .outbound, remote: key, target: key, purpose: .sync)
-        }
-    }
-
-    // MARK: - Discovery
-
-    /// Discovery resolved a service: dial it now if it is not a device we are talking to.
-    /// One address per service: an IPv4 address is kept over IPv6 (notesd listens on IPv4 by
-    /// default), and a newer address replaces an older one that is not connected.
-    func discovered(address: String, shortID: String?, service: String) {
-        if let shortID, shortID == identity.deviceID.short { return }
-        if let shortID, links.values.contains(where: { $0.device?.short == shortID && $0.session != nil }) { return }
-        let isIPv6 = address.hasPrefix("[")
-        let previous = targets.filter { $0.value.origin == .discovered(service: service) && $0.key != address }
-        if isIPv6, previous.contains(where: { !$0.key.hasPrefix("[") }) { return }
-        for (key, target) in previous where target.connection == nil { targets[key] = nil }
-        do {
-            try addTarget(address, origin: .discovered(service: service), hintedShortID: shortID)
-            updateTarget(Self.address(address)?.description ?? address) { $0.retries = 0; $0.nextAttempt = Self.now() }
-        } catch {
-            log.debug("ignoring discovered address \(address): \(error)")
-        }
-        dialDueTargets()
-        reschedule()
-    }
-
-    /// A discovered service went away: stop dialling its addresses (a live session stays).
-    func lost(service: String) {
-        for (key, target) in targets where target.origin == .discovered(service: service) && target.connection == nil {
-            targets[key] = nil
         }
     }
 
@@ -196,7 +171,6 @@ extension Engine {
     /// Remembers what we know of a peer across restarts.
     func persistPeer(_ link: Link, error: String?, synced: Bool = false) {
         guard let device = link.device else { return }
-        let now = Self.now()
         let stored: [PeerRecord]
         do {
             stored = try replica.peers()
