@@ -39,11 +39,11 @@ extension EngineCore {
         guard !stopped else { return }
         defer { for attempt in joinAttempts.keys.sorted() { tryNextJoinCandidate(attempt) } }
         if let shortID, shortID == identity.deviceID.short { return }
-        if let shortID, links.values.contains(where: { $0.device?.short == shortID && $0.session != nil }) { return }
+        if let shortID, connections.values.contains(where: { $0.device?.short == shortID && $0.isSyncing }) { return }
         let isIPv6 = address.hasPrefix("[")
         let previous = targets.filter { $0.value.origin == .discovered(service: service) && $0.key != address }
         if isIPv6, previous.contains(where: { !$0.key.hasPrefix("[") }) { return }
-        for (key, target) in previous where target.connection == nil { targets[key] = nil }
+        for key in previous.keys where connection(forTarget: key) == nil { targets[key] = nil }
         do {
             try addTarget(address, origin: .discovered(service: service), hintedShortID: shortID)
             updateTarget(Self.address(address)?.description ?? address) { $0.retries = 0; $0.nextAttempt = self.now }
@@ -56,7 +56,7 @@ extension EngineCore {
     /// A discovered service went away: stop dialling its addresses (a live session stays).
     public func serviceGone(_ service: String, now: UInt64) {
         advance(now)
-        for (key, target) in targets where target.origin == .discovered(service: service) && target.connection == nil {
+        for (key, target) in targets where target.origin == .discovered(service: service) && connection(forTarget: key) == nil {
             targets[key] = nil
         }
     }

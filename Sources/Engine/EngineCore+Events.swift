@@ -59,20 +59,19 @@ extension EngineCore {
     /// A sync is finished when no household dial is still in its handshake and every session
     /// is caught up.
     var everyPeerCaughtUp: Bool {
-        for link in links.values {
-            guard case .sync = link.purpose else { continue }
-            guard let session = link.session else {
-                if link.direction == .outbound && !session(forDeviceOf: link) { return false }
+        for link in connections.values {
+            switch link.state {
+            case .syncing(let session):
+                if !session.isCaughtUp(store: replica) { return false }
+            case .dialing(.household), .closing:
+                // A household dial still in its handshake counts, unless its device is
+                // already syncing on another connection.
+                if link.direction == .outbound && !(link.device.map(isConnected) ?? false) { return false }
+            case .dialing(.join), .admitting, .joining:
                 continue
             }
-            if !session.isCaughtUp(store: replica) { return false }
         }
         return true
-    }
-
-    private func session(forDeviceOf link: Link) -> Bool {
-        guard let device = link.device else { return false }
-        return isConnected(device)
     }
 
     func syncResult() -> SyncResult {
@@ -140,7 +139,7 @@ extension EngineCore {
         case .unreachable: RPCError(code: .peerUnreachable, message: "cannot reach \(target): \(reason)", encoding: UnreachableData(address: target))
         }
         if failed.contains(where: \.isNew) {
-            if let connection = targets[target]?.connection { actions.append(.close(connection, reason: "connect failed")) }
+            if let connection = connection(forTarget: target) { close(connection, reason: "connect failed") }
             targets[target] = nil
         }
         for waiter in failed { actions.append(.reply(waiter.token, .connect(.failure(error)))) }

@@ -14,7 +14,6 @@ struct JoinAttempt {
     var tried: Set<String> = []
     /// True when the user gave no address: discovered devices are tried as they appear.
     let usesDiscovery: Bool
-    var connection: PeerNetwork.ConnectionID?
     let deadline: UInt64
     /// Without an address, how long to wait for discovery to find anyone.
     let discoveryDeadline: UInt64
@@ -62,36 +61,33 @@ extension EngineCore {
         return environment.interfaceAddresses().map { PeerAddress(host: $0, port: bound.port).description }
     }
 
-    /// A frame on a connection that proved an invite's key: only a join request is expected.
-    func admit(_ frame: Frame, on id: PeerNetwork.ConnectionID, inviteSecretID: String) {
-        guard let link = links[id], let publicKey = link.publicKey else { return }
-        guard case .joinRequest(let name) = frame else {
-            refuse(id, Refusal(.other, "expected a join request on an invite connection"))
+    /// A frame on a connection that proved an invite's key.
+    func admit(_ frame: Frame, on id: PeerNetwork.ConnectionID, _ admission: Pairing.Admission) {
+        guard let link = connections[id], let publicKey = link.publicKey else { return }
+        let name: String
+        switch admission.receive(frame, fallbackName: link.device?.short ?? "device") {
+        case .refuse(let refusal):
+            refuse(id, refusal)
             return
+        case .admit(let given):
+            name = given
         }
-        let cleanName = name.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? (link.device?.short ?? "device") : name
         do {
-            try replica.admit(publicKey: publicKey, name: cleanName, inviteSecretID: inviteSecretID, now: now)
+            try replica.admit(publicKey: publicKey, name: name, inviteSecretID: admission.inviteSecretID, now: now)
         } catch {
             switch error {
-            case .refused(let refusal):
-                let answer = switch refusal {
-                case .unknown: Refusal(.inviteUnknown, "this invite code is not known to the inviting device; ask for a new one with `notesctl invite`")
-                case .expired: Refusal(.inviteExpired, "this invite code has expired (codes last \(Self.minutes(Self.inviteLifetime))); ask for a new one with `notesctl invite`")
-                case .used: Refusal(.inviteUsed, "this invite code was already used; ask for a new one with `notesctl invite`")
-                }
-                refuse(id, answer)
+            case .refused(let reason):
+                refuse(id, Pairing.Admission.refusal(reason, lifetime: Self.minutes(Self.inviteLifetime)))
             case .failed(let underlying):
-                log.error("cannot admit \(cleanName): \(underlying)")
+                log.error("cannot admit \(name): \(underlying)")
                 refuse(id, Refusal(.other, "the inviting device could not save the new member: \(underlying)"))
             }
             return
         }
-        log.info("pairing: admitted \(cleanName) (\(link.device?.short ?? "?")) to the household")
+        log.info("pairing: admitted \(name) (\(link.device?.short ?? "?")) to the household")
         let members = roster().filter { !$0.revoked }.map { RosterMember(publicKey: $0.device.publicKey, name: $0.device.name) }
-        send([.joinAccepted(householdKey: household.key.bytes, roster: members)], on: id)
-        actions.append(.close(id, reason: "pairing done"))
-        links[id]?.purpose = .sync
+        send([Pairing.Admission.accepted(householdKey: household.key, roster: members)], on: id)
+        close(id, reason: "pairing done")
         publish(replica.lastChanges, origin: .local)
         rosterChanged()
         localChange()
@@ -133,7 +129,7 @@ extension EngineCore {
 
     /// Dials the next untried address for a join; fails it when nothing is left to try.
     func tryNextJoinCandidate(_ id: JoinAttempt.ID) {
-        guard var attempt = joinAttempts[id], attempt.connection == nil else { return }
+        guard var attempt = joinAttempts[id], connection(forJoin: id) == nil else { return }
         if attempt.usesDiscovery {
             let fresh = targets.values.filter { if case .discovered = $0.origin { true } else { false } }.map(\.address)
             for address in fresh where !attempt.tried.contains(address.description) && !attempt.candidates.contains(address) {
@@ -149,9 +145,8 @@ extension EngineCore {
         attempt.tried.insert(next.description)
         let connection = environment.newConnectionID()
         actions.append(.dial(connection, next, psk: attempt.code.pskForPairing))
-        attempt.connection = connection
         joinAttempts[id] = attempt
-        links[connection] = Link(id: connection, direction: .outbound, remote: next.description, purpose: .joining(id))
+        connections[connection] = Connection(id: connection, direction: .outbound, remote: next.description, state: .dialing(.join(id)))
         log.info("pairing: trying \(next) with the invite code")
     }
 
@@ -165,12 +160,17 @@ extension EngineCore {
         return RPCError(code: .pairingFailed, message: "no device accepted this invite code; check the code, or ask for a new one with `notesctl invite`")
     }
 
-    func joinReceived(_ frame: Frame, on id: PeerNetwork.ConnectionID, attempt attemptID: JoinAttempt.ID) {
+    /// The connection of join attempt `id`, while one is open.
+    func connection(forJoin id: JoinAttempt.ID) -> PeerNetwork.ConnectionID? {
+        connections.values.first { $0.joinAttempt == id }?.id
+    }
+
+    func joinReceived(_ frame: Frame, on id: PeerNetwork.ConnectionID, _ join: Pairing.Join) {
+        let attemptID = join.attempt
         guard let attempt = joinAttempts[attemptID] else { return }
-        switch frame {
-        case .joinAccepted(let key, let members):
-            guard let householdKey = PreSharedKey(bytes: key) else { return }
-            let inviter = links[id]?.remote
+        switch join.receive(frame) {
+        case .accepted(let householdKey, let members):
+            let inviter = connections[id]?.remote
             do {
                 try household.replace(with: householdKey)
                 announceKeys()
@@ -188,22 +188,15 @@ extension EngineCore {
                 return
             }
             log.info("pairing: joined household \(household.householdID.prefix(8)) through \(inviter ?? "?")")
-            actions.append(.close(id, reason: "pairing done"))
-            links[id]?.purpose = .sync
-            joinAttempts[attemptID]?.connection = nil
+            close(id, reason: "pairing done")
             acceptedByHousehold()
             let result = JoinResult(household: householdInfo(), devices: deviceInfos())
             finishJoin(attemptID, .success(result))
             rosterChanged()
-        case .refuse(let refusal):
-            let error: RPCError = switch refusal.code {
-            case .inviteExpired: RPCError(code: .inviteExpired, message: refusal.message)
-            case .inviteUsed: RPCError(code: .inviteUsed, message: refusal.message)
-            default: RPCError(code: .pairingFailed, message: refusal.message)
-            }
+        case .refused(let error):
             joinAttempts[attemptID]?.lastFailure = error
             finishJoin(attemptID, .failure(error))
-        default:
+        case .ignored:
             break
         }
     }
@@ -211,7 +204,6 @@ extension EngineCore {
     /// The join connection ended; if pairing did not finish, try the next candidate.
     func joinClosed(_ attemptID: JoinAttempt.ID, failure: JoinConnectionFailure?) {
         guard var attempt = joinAttempts[attemptID] else { return }
-        attempt.connection = nil
         if let failure, attempt.lastFailure == nil || attempt.lastFailure?.code == .peerUnreachable {
             attempt.lastFailure = switch failure {
             case .unreachable(let reason):
@@ -226,7 +218,7 @@ extension EngineCore {
 
     func finishJoin(_ id: JoinAttempt.ID, _ result: Result<JoinResult, RPCError>) {
         guard let attempt = joinAttempts.removeValue(forKey: id) else { return }
-        if let connection = attempt.connection, case .failure = result { actions.append(.close(connection, reason: "join abandoned")) }
+        if let connection = connection(forJoin: id), case .failure = result { close(connection, reason: "join abandoned") }
         actions.append(.reply(attempt.token, .join(result)))
     }
 
@@ -235,7 +227,7 @@ extension EngineCore {
             guard let attempt = joinAttempts[id] else { continue }
             if now >= attempt.deadline {
                 finishJoin(id, .failure(RPCError(code: .timeout, message: "pairing did not finish within \(Self.seconds(Self.joinTimeout)); check that the inviting device is running and reachable")))
-            } else if attempt.connection == nil {
+            } else if connection(forJoin: id) == nil {
                 tryNextJoinCandidate(id)
             }
         }
@@ -249,7 +241,7 @@ extension EngineCore {
 
     /// A household device refused this one as removed: remember it, so `status` shows no
     /// household and `invite`/`sync` explain why, until a household device accepts it again.
-    func removedBy(_ link: Link) {
+    func removedBy(_ link: Connection) {
         guard removedFromHousehold == nil else { return }
         do {
             try replica.setRemovedFromHousehold(true, now: now)

@@ -16,14 +16,12 @@ struct DialTarget {
     /// The device behind it, once a handshake told us (or discovery's TXT hint, as a short id).
     var device: DeviceID?
     var hintedShortID: String?
-    var connection: PeerNetwork.ConnectionID?
     var retries = 0
     var nextAttempt: UInt64 = 0
     var lastError: String?
     /// Refused (not on the roster, revoked, other household): not retried until something changes.
     var blocked = false
 
-    var wantsDial: Bool { connection == nil && !blocked }
 
     /// Exponential backoff from 1 s, doubling, capped at 5 minutes, with ±20% jitter so a
     /// household that lost power does not redial in lockstep (docs/protocol.md).
@@ -93,7 +91,6 @@ extension EngineCore {
         counters.failedConnections += 1
         let delay = backoff(retries: targets[key]?.retries ?? 0)
         updateTarget(key) {
-            $0.connection = nil
             $0.lastError = reason
             $0.nextAttempt = self.now + delay
             $0.retries += 1
@@ -104,20 +101,30 @@ extension EngineCore {
 
     /// Is there a live session with this device (in either direction)?
     func isConnected(_ device: DeviceID) -> Bool {
-        links.values.contains { $0.device == device && $0.session != nil }
+        connections.values.contains { $0.device == device && $0.isSyncing }
+    }
+
+    /// The connection serving dial target `key`, if one is open.
+    func connection(forTarget key: String) -> PeerNetwork.ConnectionID? {
+        connections.values.first { $0.target == key }?.id
+    }
+
+    /// A target is dialled when no connection serves it and nothing refused it.
+    func wantsDial(_ key: String) -> Bool {
+        guard let target = targets[key] else { return false }
+        return !target.blocked && connection(forTarget: key) == nil
     }
 
     /// Dials every target that is due and not already connected.
     func dialDueTargets() {
         guard !stopped, !listenAddresses.isEmpty else { return }
         for key in targets.keys.sorted() {
-            guard let target = targets[key], target.wantsDial, target.nextAttempt <= now else { continue }
+            guard let target = targets[key], wantsDial(key), target.nextAttempt <= now else { continue }
             if let device = target.device, isConnected(device) { continue }
             if let hinted = target.hintedShortID, hinted == identity.deviceID.short { continue }
             let id = environment.newConnectionID()
             actions.append(.dial(id, target.address, psk: household.key))
-            updateTarget(key) { $0.connection = id }
-            links[id] = Link(id: id, direction: .outbound, remote: key, target: key, purpose: .sync)
+            connections[id] = Connection(id: id, direction: .outbound, remote: key, target: key, state: .dialing(.household))
         }
     }
 
@@ -133,7 +140,7 @@ extension EngineCore {
             if case .discovered = target.origin, target.device == nil { continue }
             statuses.append(PeerStatus(
                 device: target.device?.description, short: target.device?.short, name: nil, address: key,
-                status: target.blocked ? .blocked : (target.connection != nil ? .connecting : .offline), lastSync: nil,
+                status: target.blocked ? .blocked : (connection(forTarget: key) != nil ? .connecting : .offline), lastSync: nil,
                 lastError: target.lastError, entriesBehind: 0, retries: target.retries, connected: false))
         }
         return statuses.sorted { ($0.name ?? "~", $0.address ?? "") < ($1.name ?? "~", $1.address ?? "") }
@@ -144,9 +151,10 @@ extension EngineCore {
             return PeerStatus(device: nil, short: nil, name: name, address: nil, status: .offline, lastSync: nil, lastError: nil, entriesBehind: 0, retries: 0, connected: false)
         }
         let record = (try? replica.peers())?.first { $0.peer == device.description }
-        let link = links.values.first { $0.device == device && $0.session != nil }
+        let link = connections.values.first { $0.device == device && $0.isSyncing }
         let target = targets.values.first { $0.device == device }
-        let dialling = targets.values.contains { $0.device == device && $0.connection != nil } || links.values.contains { $0.device == device && $0.session == nil }
+        let dialling = targets.contains { $0.value.device == device && connection(forTarget: $0.key) != nil }
+            || connections.values.contains { $0.device == device && !$0.isSyncing }
         let state: PeerState
         var behind = 0
         if let link, let session = link.session {
@@ -169,7 +177,7 @@ extension EngineCore {
     }
 
     /// Remembers what we know of a peer across restarts.
-    func persistPeer(_ link: Link, error: String?, synced: Bool = false) {
+    func persistPeer(_ link: Connection, error: String?, synced: Bool = false) {
         guard let device = link.device else { return }
         let stored: [PeerRecord]
         do {

@@ -111,35 +111,6 @@ public final class EngineCore {
         public var nextDeadline: UInt64?
     }
 
-    /// One connection as the engine sees it.
-    struct Link {
-        enum Purpose {
-            /// A household connection: a sync session once the roster check passes.
-            case sync
-            /// We dialled an inviter with an invite's key to join its household.
-            case joining(JoinAttempt.ID)
-            /// A device proved an invite's key: pairing, not sync.
-            case admitting(inviteSecretID: String)
-        }
-
-        let id: PeerNetwork.ConnectionID
-        let direction: PeerNetwork.Direction
-        var remote: String
-        /// The dial target this connection serves (outbound only).
-        var target: String?
-        var purpose: Purpose
-        var device: DeviceID?
-        var publicKey: [UInt8]?
-        var deviceName: String?
-        var session: SyncSession?
-        var entriesSent = 0
-        var entriesReceived = 0
-        var caughtUp = false
-        var lastProgressEvent: UInt64 = 0
-        /// The peer's vector as the session last knew it; outlives the session (`persistPeer`).
-        var peerVector: VersionVector?
-    }
-
     public let settings: Settings
     let log: Logger
     public let replica: Replica
@@ -153,7 +124,8 @@ public final class EngineCore {
     /// are built only then (an initial sync changes thousands of notes).
     public var watching = false
     public private(set) var listenAddresses: [PeerAddress] = []
-    var links: [PeerNetwork.ConnectionID: Link] = [:]
+    /// Every connection the core knows, in one state each (`Connection.State`).
+    var connections: [PeerNetwork.ConnectionID: Connection] = [:]
     var targets: [String: DialTarget] = [:]
     var counters = Counters()
     var syncWaiters: [SyncWaiter] = []
@@ -234,13 +206,12 @@ public final class EngineCore {
     public func shutdown(now: UInt64) {
         advance(now)
         guard !stopped else { return }
-        for id in links.keys.sorted() {
-            if var session = links[id]?.session {
+        for id in connections.keys.sorted() {
+            if var session = connections[id]?.session {
                 let output = session.shutdown(reason: "this device is shutting down")
-                links[id]?.session = session
                 send(output.frames, on: id)
             }
-            actions.append(.close(id, reason: "shutting down"))
+            close(id, reason: "shutting down")
         }
         stopped = true
     }
@@ -262,25 +233,30 @@ public final class EngineCore {
         advance(now)
         guard !stopped else { return }
         let peer = publicKey.deviceID
-        var link = links[id] ?? Link(id: id, direction: direction, remote: remote, purpose: .sync)
+        var link = connections[id] ?? Connection(id: id, direction: direction, remote: remote, state: .dialing(.household))
         link.remote = remote
         link.device = peer
         link.publicKey = publicKey.bytes
+        connections[id] = link
         if direction == .inbound, let index = matchedKeyIndex, index > 0 {
-            let invites = inviteKeys
-            guard index - 1 < invites.count else {
-                links[id] = link
+            guard index - 1 < inviteKeys.count else {
                 refuse(id, Refusal(.inviteUnknown, "this invite code is not known here; ask for a new one with `notesctl invite`"))
                 return
             }
-            link.purpose = .admitting(inviteSecretID: invites[index - 1].secretID)
-            links[id] = link
+            connections[id]?.state = .admitting(Pairing.Admission(inviteSecretID: inviteKeys[index - 1].secretID))
             log.info("pairing: \(peer.short) at \(remote) presented an invite")
             return
         }
-        links[id] = link
-        if case .joining = link.purpose {
-            send([.joinRequest(deviceName: settings.deviceName)], on: id)
+        switch link.state {
+        case .dialing(.join(let attempt)):
+            let (join, frames) = Pairing.Join.start(attempt: attempt, deviceName: settings.deviceName)
+            connections[id]?.state = .joining(join)
+            send(frames, on: id)
+            return
+        case .dialing(.household):
+            break
+        case .admitting, .joining, .syncing, .closing:
+            // The network reports one handshake per connection; a second changes nothing.
             return
         }
         if let target = link.target { updateTarget(target) { $0.device = peer } }
@@ -295,7 +271,7 @@ public final class EngineCore {
             return
         }
         // One connection per device pair: the one dialled by the smaller device id stays.
-        if let other = links.values.sorted(by: { $0.id < $1.id }).first(where: { $0.id != id && $0.device == peer && $0.session != nil }) {
+        if let other = connections.values.sorted(by: { $0.id < $1.id }).first(where: { $0.id != id && $0.device == peer && $0.isSyncing }) {
             let keepNew = (direction == .outbound) == (identity.deviceID < peer)
             let loser = keepNew ? other.id : id
             log.debug("duplicate connection with \(peer.short): closing \(loser)")
@@ -303,8 +279,7 @@ public final class EngineCore {
             if !keepNew { return }
         }
         let (session, output) = SyncSession.start(configuration: settings.session, store: replica, now: now)
-        link.session = session
-        links[id] = link
+        connections[id]?.state = .syncing(session)
         drive(id, output)
         connectWaitersResolve(device: peer, target: link.target)
     }
@@ -314,7 +289,7 @@ public final class EngineCore {
         advance(now)
         guard !stopped else { return }
         for frame in frames {
-            guard links[id] != nil else { break }
+            guard connections[id] != nil else { break }
             receive(frame, on: id)
         }
     }
@@ -322,32 +297,32 @@ public final class EngineCore {
     /// A dial never reached a handshake: the address did not resolve or nobody answered.
     public func dialFailed(_ id: PeerNetwork.ConnectionID, reason: String, now: UInt64) {
         advance(now)
-        guard !stopped else { return }
-        let link = links.removeValue(forKey: id)
-        if case .joining(let attempt) = link?.purpose {
-            joinClosed(attempt, failure: .unreachable(reason))
-        }
-        if let target = link?.target ?? targets.first(where: { $0.value.connection == id })?.key {
-            dialFailed(target: target, reason: reason, unreachable: true)
-        }
+        guard !stopped, let link = connections.removeValue(forKey: id) else { return }
+        if let attempt = link.joinAttempt { joinClosed(attempt, failure: .unreachable(reason)) }
+        if let target = link.target { dialFailed(target: target, reason: reason, unreachable: true) }
         checkSyncWaiters()
     }
 
     /// The connection `id` ended (`reason` nil: closed cleanly by us).
     public func connectionClosed(_ id: PeerNetwork.ConnectionID, reason: String?, now: UInt64) {
         advance(now)
-        guard !stopped else { return }
-        guard let link = links.removeValue(forKey: id) else {
-            // A dial that never produced a link record: find its target.
-            if let key = targets.first(where: { $0.value.connection == id })?.key { dialFailed(target: key, reason: reason ?? "connection closed", unreachable: false) }
-            return
-        }
-        if case .joining(let attempt) = link.purpose { joinClosed(attempt, failure: reason.map { .refused($0) }) }
-        if link.session != nil {
+        guard !stopped, let link = connections.removeValue(forKey: id) else { return }
+        let wasSyncing: Bool
+        switch link.state {
+        case .syncing:
+            wasSyncing = true
             let peer = peerStatus(device: link.device)
             log.info("disconnected from \(link.deviceName ?? link.device?.short ?? link.remote)\(reason.map { ": \($0)" } ?? "")")
             emit(.peerDisconnected(PeerEvent(peer: peer, reason: reason)))
             persistPeer(link, error: reason)
+        case .dialing(.join(let attempt)):
+            wasSyncing = false
+            joinClosed(attempt, failure: reason.map { .refused($0) })
+        case .joining(let join):
+            wasSyncing = false
+            joinClosed(join.attempt, failure: reason.map { .refused($0) })
+        case .dialing(.household), .admitting, .closing:
+            wasSyncing = false
         }
         // A catch-up cut short (here, or by a session that ended before the socket closed)
         // leaves its settings behind unless someone gives them back.
@@ -355,53 +330,55 @@ public final class EngineCore {
         if let target = link.target {
             if targets[target]?.blocked == true {
                 // Refused for a reason that retrying will not fix; keep that reason.
-                updateTarget(target) { $0.connection = nil }
                 connectWaitersFail(target: target, reason: targets[target]?.lastError ?? "refused", code: .refused)
-            } else if link.session != nil && link.caughtUp {
+            } else if wasSyncing && link.caughtUp {
                 let delay = backoff(retries: 0)
-                updateTarget(target) { $0.connection = nil; $0.retries = 0; $0.nextAttempt = self.now + delay }
+                updateTarget(target) { $0.retries = 0; $0.nextAttempt = self.now + delay }
             } else {
                 dialFailed(target: target, reason: reason ?? "connection closed", unreachable: false)
             }
-        } else if link.session == nil, link.direction == .inbound {
+        } else if !wasSyncing, link.direction == .inbound {
             counters.failedConnections += reason == nil ? 0 : 1
         }
         checkSyncWaiters()
     }
 
     private func receive(_ frame: Frame, on id: PeerNetwork.ConnectionID) {
-        guard var link = links[id] else { return }
-        switch link.purpose {
-        case .admitting(let secretID):
-            admit(frame, on: id, inviteSecretID: secretID)
-            return
-        case .joining(let attempt):
-            joinReceived(frame, on: id, attempt: attempt)
-            return
-        case .sync:
+        guard let link = connections[id] else { return }
+        switch link.state {
+        case .admitting(let admission):
+            admit(frame, on: id, admission)
+        case .joining(let join):
+            joinReceived(frame, on: id, join)
+        case .dialing:
+            // No frame comes before the handshake is done.
             break
+        case .closing:
+            // We are closing; a refusal from the peer still says why it will not sync.
+            if case .refuse(let refusal) = frame, let target = link.target {
+                blockTarget(target, reason: refusal.message)
+            }
+            noteRemoval(frame, from: link)
+        case .syncing(var session):
+            noteRemoval(frame, from: link)
+            if case .refuse(let refusal) = frame, let target = link.target,
+               [.notOnRoster, .revoked, .protocolVersion].contains(refusal.code) {
+                blockTarget(target, reason: refusal.message)
+            }
+            // A household device sends its hello only to a device on its roster.
+            if case .hello = frame { acceptedByHousehold() }
+            let output = session.receive(frame, store: replica, now: now)
+            connections[id]?.state = .syncing(session)
+            drive(id, output)
         }
-        // Only a current household member can tell us we were removed.
+    }
+
+    /// Only a current household member can tell us we were removed.
+    private func noteRemoval(_ frame: Frame, from link: Connection) {
         if case .refuse(let refusal) = frame, refusal.code == .revoked,
            let device = link.device, let member = rosterDevice(device), !member.revoked {
             removedBy(link)
         }
-        guard var session = link.session else {
-            if case .refuse(let refusal) = frame, let target = link.target {
-                blockTarget(target, reason: refusal.message)
-            }
-            return
-        }
-        if case .refuse(let refusal) = frame, let target = link.target,
-           [.notOnRoster, .revoked, .protocolVersion].contains(refusal.code) {
-            blockTarget(target, reason: refusal.message)
-        }
-        // A household device sends its hello only to a device on its roster.
-        if case .hello = frame { acceptedByHousehold() }
-        let output = session.receive(frame, store: replica, now: now)
-        link.session = session
-        links[id] = link
-        drive(id, output)
     }
 
     /// Sends frames on a connection (nothing when there are none).
@@ -410,59 +387,56 @@ public final class EngineCore {
         actions.append(.send(frames, on: id))
     }
 
+    /// Asks the network to close `id` once what was sent is written.
+    func close(_ id: PeerNetwork.ConnectionID, reason: String) {
+        connections[id]?.state = .closing(reason: reason)
+        actions.append(.close(id, reason: reason))
+    }
+
     /// Sends a refusal and closes the connection.
     func refuse(_ id: PeerNetwork.ConnectionID, _ refusal: Refusal) {
-        log.info("refusing \(links[id]?.device?.short ?? links[id]?.remote ?? "\(id)"): \(refusal.message)")
+        log.info("refusing \(connections[id]?.device?.short ?? connections[id]?.remote ?? "\(id)"): \(refusal.message)")
         send([.refuse(refusal)], on: id)
-        actions.append(.close(id, reason: refusal.message))
-        if var link = links[id] {
-            link.session = nil
-            links[id] = link
-        }
+        close(id, reason: refusal.message)
     }
 
     // MARK: - Sessions
 
     /// Sends a session's frames and acts on its events.
     func drive(_ id: PeerNetwork.ConnectionID, _ output: SyncSession.Output) {
-        guard var link = links[id] else { return }
+        guard connections[id] != nil else { return }
         send(output.frames, on: id)
         for frame in output.frames {
             if case .entries(let batch) = frame {
-                link.entriesSent += batch.entries.count
+                connections[id]?.entriesSent += batch.entries.count
                 counters.entriesSent += batch.entries.count
             }
         }
-        links[id] = link
         for event in output.events {
+            guard let link = connections[id] else { return }
             switch event {
             case .established(let hello):
-                links[id]?.deviceName = hello.deviceName
+                connections[id]?.deviceName = hello.deviceName
                 log.info("syncing with \(hello.deviceName) (\(link.device?.short ?? "?")) at \(link.remote)")
-                if let linkNow = links[id] { persistPeer(linkNow, error: nil) }
+                if let named = connections[id] { persistPeer(named, error: nil) }
                 emit(.peerConnected(PeerEvent(peer: peerStatus(device: link.device))))
             case .applied(let outcome):
                 applied(outcome, on: id)
             case .progress:
                 progressed(id)
             case .closed(let reason):
-                actions.append(.close(id, reason: reason))
-                links[id]?.session = nil
-                if let linkNow = links[id] {
-                    persistPeer(linkNow, error: reason)
-                    emit(.peerDisconnected(PeerEvent(peer: peerStatus(device: linkNow.device), reason: reason)))
-                }
+                close(id, reason: reason)
+                if let closed = connections[id] { persistPeer(closed, error: reason) }
+                emit(.peerDisconnected(PeerEvent(peer: peerStatus(device: link.device), reason: reason)))
             }
         }
     }
 
     private func applied(_ outcome: ApplyOutcome, on id: PeerNetwork.ConnectionID) {
-        guard var link = links[id] else { return }
-        let wasLive = link.caughtUp
-        link.entriesReceived += outcome.applied
-        links[id] = link
+        guard let link = connections[id] else { return }
+        connections[id]?.entriesReceived += outcome.applied
         counters.entriesReceived += outcome.applied
-        if wasLive, let latest = outcome.latestHLC {
+        if link.caughtUp, let latest = outcome.latestHLC {
             counters.recordLag(Int64(clamping: now) - Int64(clamping: latest.milliseconds))
         }
         publish(outcome.changes, origin: .remote, device: link.device, deviceName: link.deviceName)
@@ -473,7 +447,7 @@ public final class EngineCore {
     /// Once no session is catching up (a catch-up ended, in either direction, or was cut
     /// short), gives memory back and undoes the catch-up's SQLite settings.
     private func releaseMemoryIfIdle() {
-        guard links.values.allSatisfy({ link in link.session.map { link.caughtUp && $0.status(store: replica) == .idle } ?? true }) else { return }
+        guard connections.values.allSatisfy({ link in link.session.map { link.caughtUp && $0.status(store: replica) == .idle } ?? true }) else { return }
         do {
             try replica.releaseMemory()
         } catch {
@@ -482,24 +456,20 @@ public final class EngineCore {
     }
 
     private func progressed(_ id: PeerNetwork.ConnectionID) {
-        guard var link = links[id], let session = link.session else { return }
-        if let vector = session.peerVector, vector != link.peerVector {
-            link.peerVector = vector
-            links[id] = link
-        }
+        guard var link = connections[id], let session = link.session else { return }
+        if let vector = session.peerVector { link.peerVector = vector }
         let caughtUp = session.isCaughtUp(store: replica)
-        if caughtUp && !link.caughtUp {
-            link.caughtUp = true
-            links[id] = link
+        let becameCaughtUp = caughtUp && !link.caughtUp
+        link.caughtUp = caughtUp
+        let emitsProgress = link.device != nil && (caughtUp || now >= link.lastProgressEvent + Self.progressEventInterval)
+        if emitsProgress { link.lastProgressEvent = now }
+        connections[id] = link
+        if becameCaughtUp {
             releaseMemoryIfIdle()
             persistPeer(link, error: nil, synced: true)
             if let target = link.target { updateTarget(target) { $0.retries = 0; $0.lastError = nil } }
-        } else if !caughtUp && link.caughtUp {
-            link.caughtUp = false
-            links[id] = link
         }
-        if let device = link.device, caughtUp || now >= link.lastProgressEvent + Self.progressEventInterval {
-            links[id]?.lastProgressEvent = now
+        if emitsProgress, let device = link.device {
             let behind = Int(clamping: session.entriesToExchange(store: replica))
             emit(.syncProgress(SyncProgressEvent(
                 device: device.description, short: device.short, name: link.deviceName ?? device.short,
@@ -513,10 +483,10 @@ public final class EngineCore {
 
     /// Something was committed here: every session pushes it (except `except`, its source).
     func localChange(except: PeerNetwork.ConnectionID? = nil) {
-        for id in links.keys.sorted() where id != except {
-            guard var session = links[id]?.session else { continue }
+        for id in connections.keys.sorted() where id != except {
+            guard var session = connections[id]?.session else { continue }
             let output = session.localChange(store: replica, now: now)
-            links[id]?.session = session
+            connections[id]?.state = .syncing(session)
             drive(id, output)
         }
     }
@@ -527,8 +497,8 @@ public final class EngineCore {
     /// periodic beyond those, so an idle daemon sleeps.
     public var nextDeadline: UInt64? {
         guard !stopped else { return nil }
-        var deadlines: [UInt64] = links.values.compactMap { $0.session?.nextDeadline }
-        deadlines += targets.values.filter { $0.wantsDial }.map(\.nextAttempt)
+        var deadlines: [UInt64] = connections.values.compactMap { $0.session?.nextDeadline }
+        deadlines += targets.keys.filter(wantsDial).compactMap { targets[$0]?.nextAttempt }
         deadlines += syncWaiters.map(\.deadline)
         deadlines += joinAttempts.values.map(\.deadline)
         deadlines += connectWaiters.map(\.deadline)
@@ -539,10 +509,10 @@ public final class EngineCore {
     public func timerFired(now: UInt64) {
         advance(now)
         guard !stopped else { return }
-        for id in links.keys.sorted() {
-            guard var session = links[id]?.session, let deadline = session.nextDeadline, deadline <= self.now else { continue }
+        for id in connections.keys.sorted() {
+            guard var session = connections[id]?.session, let deadline = session.nextDeadline, deadline <= self.now else { continue }
             let output = session.tick(store: replica, now: self.now)
-            links[id]?.session = session
+            connections[id]?.state = .syncing(session)
             drive(id, output)
         }
         dialDueTargets()
@@ -602,8 +572,8 @@ public final class EngineCore {
     func rosterChanged() {
         cachedRoster = nil
         let members = roster()
-        for id in links.keys.sorted() {
-            guard let link = links[id], link.session != nil else { continue }
+        for id in connections.keys.sorted() {
+            guard let link = connections[id], link.isSyncing else { continue }
             if let device = link.device, let member = members.first(where: { $0.id == device }), member.revoked {
                 refuse(id, Refusal(.revoked, "device \(device.short) was removed from this household"))
             }
