@@ -43,19 +43,21 @@ let package = Package(
 
         // Helpers shared by the test targets (child processes, temporary directories).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // Real EngineCores on an in-memory network in virtual time, for the engine tests and the simulation.
+        .target(name: "EngineHarness", dependencies: ["Engine", "Peer", "Merge", "Control"], path: "Tests/EngineHarness"),
 
         .testTarget(name: "MergeTests", dependencies: ["Merge", "TestSupport"]),
         .testTarget(name: "ControlTests", dependencies: ["Control", "notesctl", "TestSupport"]),
         .testTarget(name: "PeerTests", dependencies: ["Peer", "Merge", "CSodium", "CSQLite", "TestSupport", "notes-testkit"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Merge", "TestSupport"]),
         // The daemon: process shell, control server, engine (test targets may use executables).
-        .testTarget(name: "NotesdTests", dependencies: ["notesd", "Engine", "Control", "Peer", "Merge", "TestSupport"]),
+        .testTarget(name: "NotesdTests", dependencies: ["notesd", "Engine", "EngineHarness", "Control", "Peer", "Merge", "TestSupport"]),
         // Real notesd processes on loopback, driven only through notesctl.
         .testTarget(name: "EndToEndTests", dependencies: ["notesd", "notesctl", "Control", "TestSupport"]),
         // The real LAN (docs/testing.md): notesd in netlab namespaces with their own Avahi; root only.
         .testTarget(name: "LANTests", dependencies: ["notesd", "notesctl", "Control", "TestSupport"]),
         // The deterministic fault simulation (docs/testing.md): many replicas, one seed.
-        .testTarget(name: "SimulationTests", dependencies: ["Engine", "Peer", "Merge", "Control", "TestSupport"]),
+        .testTarget(name: "SimulationTests", dependencies: ["Engine", "EngineHarness", "Peer", "Merge", "Control", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

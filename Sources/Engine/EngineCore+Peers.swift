@@ -109,10 +109,14 @@ extension EngineCore {
         connections.values.first { $0.target == key }?.id
     }
 
-    /// A target is dialled when no connection serves it and nothing refused it.
+    /// A target is dialled when no connection serves it, nothing refused it, and it is not
+    /// this device or one already syncing on another connection. (A target left due while
+    /// skipped would make its deadline fire again at once, for as long as it is skipped.)
     func wantsDial(_ key: String) -> Bool {
-        guard let target = targets[key] else { return false }
-        return !target.blocked && connection(forTarget: key) == nil
+        guard let target = targets[key], !target.blocked, connection(forTarget: key) == nil else { return false }
+        if let device = target.device, isConnected(device) { return false }
+        if let hinted = target.hintedShortID, hinted == identity.deviceID.short { return false }
+        return true
     }
 
     /// Dials every target that is due and not already connected.
@@ -120,8 +124,6 @@ extension EngineCore {
         guard !stopped, !listenAddresses.isEmpty else { return }
         for key in targets.keys.sorted() {
             guard let target = targets[key], wantsDial(key), target.nextAttempt <= now else { continue }
-            if let device = target.device, isConnected(device) { continue }
-            if let hinted = target.hintedShortID, hinted == identity.deviceID.short { continue }
             let id = environment.newConnectionID()
             actions.append(.dial(id, target.address, psk: household.key))
             connections[id] = Connection(id: id, direction: .outbound, remote: key, target: key, state: .dialing(.household))
