@@ -134,7 +134,7 @@ extension EngineCore {
 
     /// Every roster device but this one and revoked ones, plus static addresses not yet
     /// identified (`status.peers`).
-    func peerStatuses() -> [PeerStatus] {
+    public func peerStatuses() -> [PeerStatus] {
         let members = roster().filter { $0.id != identity.deviceID && !$0.revoked }
         var statuses = members.map { peerStatus(device: $0.id, name: $0.device.name) }
         let known = Set(members.map(\.id))
