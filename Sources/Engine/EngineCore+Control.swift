@@ -16,7 +16,8 @@ extension EngineCore {
             switch error {
             case .notFound(let kind, let id): return .notFound(Self.controlKind(kind), id.description)
             case .invalid(let message): return RPCError(code: .invalidOperation, message: message)
-            case .corrupt: return RPCError(code: .databaseError, message: error.description, encoding: DatabaseErrorData(sqliteCode: 11))
+            case .corrupt: return RPCError(code: .databaseError, message: error.description, encoding: DatabaseErrorData(sqliteCode: SQLiteError.corruptCode))
+            case .unknownBaseRevision: return .invalidParams(error.description)
             }
         case let error as SQLiteError:
             return RPCError(
@@ -183,11 +184,7 @@ extension EngineCore {
                 return id
             }
         }
-        do {
-            try replica.editNote(id, edit, basedOn: base, now: now)
-        } catch ReplicaError.invalid(let message) where message.contains("baseHeads") {
-            throw RPCError.invalidParams(message)
-        }
+        try replica.editNote(id, edit, basedOn: base, now: now)
         committed(.local)
         return try noteSummary(id)
     }

@@ -51,6 +51,8 @@ public final class PeerNetwork: Sendable {
         /// Bytes queued for a peer that does not read, beyond which it is dropped.
         public var maxUnsentBytes = 64 << 20
         public var maxFrameLength = FrameCodec.Limits.frameBytes + 64
+        /// Turns a dial's address into socket addresses, on the dial's own queue (blocking).
+        public var resolve: @Sendable (PeerAddress) throws -> [ResolvedAddress] = { address in try address.resolve() }
 
         public init() {}
     }
@@ -58,6 +60,8 @@ public final class PeerNetwork: Sendable {
     enum Command: Sendable {
         case listen(ResolvedAddress, reply: @Sendable (Result<PeerAddress, NetworkError>) -> Void)
         case dial(ConnectionID, [ResolvedAddress], PreSharedKey, label: String, payload: [UInt8])
+        /// A dial's name did not resolve: reported from the loop, like every event.
+        case unresolved(ConnectionID, reason: String)
         case send(ConnectionID, [Frame])
         case close(ConnectionID, reason: String?)
         case stop
@@ -71,6 +75,8 @@ public final class PeerNetwork: Sendable {
     /// Per connection, the sizes of the frame events handed over and not yet `processed`.
     private let unprocessed = Mutex<[ConnectionID: (events: [Int], bytes: Int)]>([:])
     private let nextID = Atomic<UInt64>(1)
+    /// Dials whose names are being resolved; a `close` of one cancels it (see `Loop.cancelled`).
+    private let resolving = Mutex<Set<ConnectionID>>([])
     /// Numbers connections: `nextID`, or the owner's sequence when it picks dial ids itself.
     private let makeConnectionID: (@Sendable () -> ConnectionID)?
     /// A self-pipe: other threads write a byte to wake the poll loop.
@@ -150,13 +156,15 @@ public final class PeerNetwork: Sendable {
         // A serial queue per dial, so a slow name server delays no other dial. Never a global
         // or concurrent queue: on Linux their first use starts a libdispatch timer that wakes
         // the daemon every second for good (docs/benchmarks.md).
+        resolving.withLock { _ = $0.insert(id) }
+        let resolve = configuration.resolve
         DispatchQueue(label: "notesd.resolver").async { [self] in
             do {
-                let resolved = try address.resolve()
+                let resolved = try resolve(address)
                 guard !resolved.isEmpty else { throw NetworkError("\(address) resolves to nothing") }
                 submit(.dial(id, resolved, psk, label: address.description, payload: payload))
             } catch {
-                events(.dialFailed(id, reason: "cannot reach \(address): \(error)"))
+                submit(.unresolved(id, reason: "cannot reach \(address): \(error)"))
             }
         }
     }
@@ -200,6 +208,10 @@ public final class PeerNetwork: Sendable {
     func isFull(_ connection: ConnectionID) -> Bool {
         unprocessed.withLock { ($0[connection]?.bytes ?? 0) >= configuration.maxUnprocessedBytes }
     }
+
+    fileprivate func isResolving(_ connection: ConnectionID) -> Bool { resolving.withLock { $0.contains(connection) } }
+
+    fileprivate func resolved(_ connection: ConnectionID) { _ = resolving.withLock { $0.remove(connection) } }
 
     fileprivate func forget(_ connection: ConnectionID) {
         _ = unprocessed.withLock { $0.removeValue(forKey: connection) }
@@ -253,6 +265,8 @@ private final class Loop: @unchecked Sendable {
     let network: PeerNetwork
     var listeners: [Int32] = []
     var connections: [PeerNetwork.ConnectionID: Connection] = [:]
+    /// Dials closed while their names resolved, with the close's reason.
+    var cancelled: [PeerNetwork.ConnectionID: String?] = [:]
     var running = true
     let clock = ContinuousClock()
     var acceptPausedUntil: ContinuousClock.Instant?
@@ -327,6 +341,11 @@ private final class Loop: @unchecked Sendable {
         case .listen(let address, let reply):
             reply(bindListener(address))
         case .dial(let id, let addresses, let psk, let label, let payload):
+            network.resolved(id)
+            if let reason = cancelled.removeValue(forKey: id) {
+                network.eventSink(.closed(id, reason: reason))
+                return
+            }
             let channel = SecureChannel(
                 role: .initiator(psk: psk), identity: network.deviceIdentity, handshakePayload: payload,
                 configuration: .init(maxFrameLength: network.settings.maxFrameLength))
@@ -349,8 +368,19 @@ private final class Loop: @unchecked Sendable {
             if connections[id] === connection, connection.outbox.count - connection.outboxOffset > network.settings.maxUnsentBytes {
                 drop(connection, reason: "\(connection.label) does not read what is sent to it (over \(network.settings.maxUnsentBytes >> 20) MiB waiting)")
             }
+        case .unresolved(let id, let reason):
+            network.resolved(id)
+            if let closeReason = cancelled.removeValue(forKey: id) {
+                network.eventSink(.closed(id, reason: closeReason))
+            } else {
+                network.eventSink(.dialFailed(id, reason: reason))
+            }
         case .close(let id, let reason):
-            guard let connection = connections[id] else { return }
+            guard let connection = connections[id] else {
+                // Closed while its name resolves: it must not connect once resolved.
+                if network.isResolving(id) { cancelled[id] = reason }
+                return
+            }
             connection.closeReason = reason
             if connection.established {
                 connection.outbox += connection.channel.close()

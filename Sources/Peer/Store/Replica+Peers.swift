@@ -85,8 +85,4 @@ extension Replica {
                 lastErrorAt: row.isNull(8) ? nil : UInt64(row.int(8)), retries: Int(row.int(9)), entriesBehind: UInt64(row.int(10)))
         }
     }
-
-    public func forgetPeer(_ peer: String) throws {
-        try database.run("DELETE FROM peers WHERE peer = ?1", [.text(peer)])
-    }
 }

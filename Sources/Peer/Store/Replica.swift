@@ -6,6 +6,8 @@ public enum ReplicaError: Error, CustomStringConvertible, Equatable {
     case corrupt(path: String, problems: [String])
     case notFound(kind: RecordKind, id: RecordID)
     case invalid(String)
+    /// An edit named base heads (`notes.update` `baseHeads`) that this note does not have.
+    case unknownBaseRevision
 
     public var description: String {
         switch self {
@@ -13,6 +15,7 @@ public enum ReplicaError: Error, CustomStringConvertible, Equatable {
             "the database \(path) is damaged (\(problems.prefix(3).joined(separator: "; "))); notesd will not start on it or sync it. Move it aside and restart notesd: it will create a new database and pull the notes back from your other devices"
         case .notFound(let kind, let id): "no \(kind) with id \(id)"
         case .invalid(let message): message
+        case .unknownBaseRevision: "baseHeads names a revision this note does not have; read the note again and retry"
         }
     }
 }
