@@ -24,7 +24,7 @@ struct DialTarget {
 
 
     /// Exponential backoff from 1 s, doubling, capped at 5 minutes, with ±20% jitter so a
-    /// household that lost power does not redial in lockstep (docs/protocol.md).
+    /// household that lost power does not redial in lockstep (docs/decisions.md, "Backoff").
     static func backoff(retries: Int, jitter: Double) -> UInt64 {
         let base = min(300_000.0, 1_000.0 * pow(2.0, Double(min(retries, 20))))
         return UInt64(min(300_000.0, base * jitter))

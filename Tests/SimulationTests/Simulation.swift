@@ -108,6 +108,9 @@ final class Simulation {
         guard let core = node.core, let anchorCore = anchor.core else { return false }
         if node === anchor { return core.removedFromHousehold == nil }
         guard core.household.key == anchorCore.household.key, core.removedFromHousehold == nil else { return false }
+        // A join that crashed after storing the key but before the roster leaves a device
+        // with the key and nobody on its roster: the user joins again (it is allowed then).
+        guard core.deviceInfos().contains(where: { $0.id == anchor.identity.deviceID.description && !$0.revoked }) else { return false }
         return anchorCore.deviceInfos().contains { $0.id == node.identity.deviceID.description && !$0.revoked }
     }
 

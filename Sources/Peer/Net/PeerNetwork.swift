@@ -292,7 +292,9 @@ private final class Loop: @unchecked Sendable {
             }
             let timeout = pollTimeout()
             let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
-            if ready < 0 && errno != EINTR { fatalError("poll failed: \(String(cString: strerror(errno)))") }
+            // One policy for both loops (see ControlServerLoop): past EINTR, a failed poll ends
+            // the process, which systemd restarts.
+            if ready < 0 && errno != EINTR { fatalError("the peer network cannot wait for its sockets: poll failed: \(String(cString: strerror(errno)))") }
             if descriptors[0].revents != 0 {
                 var drain = [UInt8](repeating: 0, count: 256)
                 while read(network.wakeFD, &drain, drain.count) > 0 {}
