@@ -25,8 +25,11 @@ import TestSupport
             do {
                 let simulation = try Simulation(seed: seed)
                 try simulation.run(steps: 150)
+            } catch let failure as SimulationFailure {
+                failures.append("\(failure)")
+                if failures.count >= 3 { break }
             } catch {
-                failures.append("\(error)")
+                failures.append("\(SimulationFailure(seed: seed, message: "\(error)"))")
                 if failures.count >= 3 { break }
             }
         }
