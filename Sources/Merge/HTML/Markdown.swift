@@ -8,6 +8,15 @@ extension HTMLBlocks {
         markdown(blocks, quoteDepth: 0)
     }
 
+    /// `markdown(blocks)`, and for each block the line (1-based, as cmark-gfm counts) its
+    /// Markdown starts on, `nil` for a block with nothing to write: what an edit made in
+    /// Markdown is compared against, block by block.
+    public static func markdownWithLines(_ blocks: [Block]) -> (text: String, startLines: [Int?]) {
+        var writer = MarkdownWriter(quoteDepth: 0)
+        for block in blocks { writer.add(block) }
+        return (writer.output.isEmpty ? "" : writer.output + "\n", writer.startLines)
+    }
+
     fileprivate static func markdown(_ blocks: [Block], quoteDepth: Int) -> String {
         var writer = MarkdownWriter(quoteDepth: quoteDepth)
         for block in blocks { writer.add(block) }
@@ -20,6 +29,10 @@ private struct MarkdownWriter {
     /// `maximumQuoteNesting` (deeper than email replies go) a quote is written as raw HTML.
     let quoteDepth: Int
     private(set) var output = ""
+    /// Per block added: the line its text starts on, or nil when nothing was written for it.
+    private(set) var startLines: [Int?] = []
+    /// Lines in `output` so far (1 + its newlines).
+    private var lineCount = 1
     static let maximumQuoteNesting = 8
 
     init(quoteDepth: Int) {
@@ -32,19 +45,38 @@ private struct MarkdownWriter {
     private var counters: [Int] = []
     /// Per depth: the column where the last item's content starts (nested items indent to it).
     private var contentColumns: [Int] = []
+    /// Per depth: whether the list open there uses the other marker (`*` or `)`).
+    private var alternates: [Bool] = []
 
     mutating func add(_ block: Block) {
         guard case .listItem(let containers) = block.kind else {
-            guard let text = render(block) else { return }
+            guard let text = render(block) else {
+                startLines.append(nil)
+                return
+            }
             lastListContainers = nil
             counters = []
             contentColumns = []
+            alternates = []
             separate(tight: false)
-            output += text
+            startLines.append(lineCount)
+            emit(text)
             return
         }
         let depth = containers.count
         let continuing = lastListContainers.map { Array($0.prefix(depth)) == containers } ?? false
+        // A list that starts right after a sibling list of the same kind (same parent, other
+        // attributes or start) takes the other marker (`*`, `)`): with the same one, Markdown
+        // would read both as one list.
+        let previous = lastListContainers ?? []
+        var shared = 0
+        while shared < min(depth, previous.count), previous[shared] == containers[shared] { shared += 1 }
+        var newAlternates = Array(alternates.prefix(shared))
+        for level in shared..<depth {
+            let sibling = level < previous.count && level == shared && previous[level].ordered == containers[level].ordered
+            newAlternates.append(sibling ? !(level < alternates.count && alternates[level]) : false)
+        }
+        alternates = newAlternates
         separate(tight: lastListContainers?.first == containers.first)
         if !continuing || counters.count < depth {
             counters = Array(counters.prefix(depth - 1))
@@ -59,19 +91,26 @@ private struct MarkdownWriter {
         let indent = (contentColumns.last ?? 0) + 2 * (depth - 1 - contentColumns.count)
         let indentation = String(repeating: " ", count: indent)
         let ordered = block.isOrderedListItem == true
-        let marker = ordered ? "\(counters[depth - 1])." : "-"
+        let alternate = alternates[depth - 1]
+        let marker = ordered ? "\(counters[depth - 1])" + (alternate ? ")" : ".") : (alternate ? "*" : "-")
         if ordered { counters[depth - 1] += 1 }
         contentColumns.append(indentation.count + marker.count + 1)
         let checkbox = block.checked.map { $0 ? "[x] " : "[ ] " } ?? ""
         let continuation = "\n" + String(repeating: " ", count: indentation.count + marker.count + 1)
         let text = MarkdownInline.render(block.content).replacing("\n", with: continuation)
-        output += indentation + marker + " " + checkbox + text
+        startLines.append(lineCount)
+        emit(indentation + marker + " " + checkbox + text)
         lastListContainers = containers
     }
 
     private mutating func separate(tight: Bool) {
         guard !output.isEmpty else { return }
-        output += tight ? "\n" : "\n\n"
+        emit(tight ? "\n" : "\n\n")
+    }
+
+    private mutating func emit(_ text: String) {
+        output += text
+        lineCount += text.utf8.count(where: { $0 == 0x0A })
     }
 
     /// A block other than a list item, or nil for one with nothing to show.
@@ -81,7 +120,11 @@ private struct MarkdownWriter {
             let text = MarkdownInline.render(block.content)
             return text.isEmpty ? nil : text
         case .heading(let level):
-            let text = MarkdownInline.render(block.content).replacing("\\\n", with: " ")
+            var text = MarkdownInline.render(block.content).replacing("\\\n", with: " ")
+            // `# a #` would end with a closing sequence, which Markdown drops: escape it.
+            if text.hasSuffix("#"), let last = text.lastIndex(where: { $0 != "#" }), text[last] == " " {
+                text.insert("\\", at: text.index(after: last))
+            }
             return String(repeating: "#", count: level) + (text.isEmpty ? "" : " " + text)
         case .rule:
             return "---"
@@ -95,7 +138,7 @@ private struct MarkdownWriter {
             }
             let inner: String
             let children = HTMLBlocks.split(block.content)
-            if children.allSatisfy({ $0.kind == .opaque }) {
+            if children.allSatisfy({ $0.kind == .opaque && !Self.startsWithBlockElement($0.content) }) {
                 inner = MarkdownInline.render(block.content)
             } else {
                 inner = HTMLBlocks.markdown(children, quoteDepth: quoteDepth + 1).trimmingSuffix(while: { $0 == "\n" })
@@ -110,18 +153,27 @@ private struct MarkdownWriter {
         }
     }
 
+    /// Whether `html` opens with a block-level element (a table, not stray inline text).
+    private static func startsWithBlockElement(_ html: String) -> Bool {
+        guard html.hasPrefix("<") else { return false }
+        let name = html.dropFirst().prefix(while: { $0.isLetter || $0.isNumber }).lowercased()
+        return HTMLNames.blockLevel.contains(name)
+    }
+
     private static func codeFence(_ block: Block) -> String {
         var code = HTMLText.plainText(of: block.content)
         // HTML drops a newline right after `<pre>`; Markdown's fence already ends the line.
-        if code.hasPrefix("\n") { code.removeFirst() }
-        code = code.trimmingSuffix(while: { $0 == "\n" })
+        if block.content.hasPrefix("\n") { code.removeFirst() }
+        // cmark-gfm ends every code block's text with one newline: the fence's line end says it.
+        let endsWithNewline = code.hasSuffix("\n")
+        if endsWithNewline { code.removeLast() }
         var longestRun = 0, run = 0
         for character in code {
             run = character == "`" ? run + 1 : 0
             longestRun = max(longestRun, run)
         }
         let fence = String(repeating: "`", count: max(3, longestRun + 1))
-        return fence + language(of: block) + "\n" + code + (code.isEmpty ? "" : "\n") + fence
+        return fence + language(of: block) + "\n" + code + (code.isEmpty && !endsWithNewline ? "" : "\n") + fence
     }
 
     /// `language-swift` / `lang-swift` in a class of the `<pre>` or of a `<code>` in it.
