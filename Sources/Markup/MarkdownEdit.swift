@@ -13,7 +13,7 @@ import Merge
 public enum MarkdownEdit {
     /// The body after the person turned the Markdown of `base` into `edited`.
     public static func apply(_ edited: String, to base: [Block]) -> [Block] {
-        let (shown, startLines) = HTMLBlocks.markdownWithLines(base)
+        let (shown, startLines) = MarkdownExport.markdownWithLines(base)
         let edited = MarkdownImport.normalized(edited)
         if trimmedLines(edited) == trimmedLines(shown) { return base }
 

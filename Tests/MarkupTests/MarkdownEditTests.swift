@@ -15,14 +15,14 @@ import Merge
 
     @Test func theShownMarkdownSavedUnchangedChangesNothing() {
         let base = HTMLBlocks.split(Self.note)
-        let shown = HTMLBlocks.markdown(base)
+        let shown = MarkdownExport.markdown(base)
         #expect(MarkdownEdit.apply(shown, to: base) == base)
         #expect(MarkdownEdit.apply(shown.replacing("\n", with: "\r\n") + "\n\n", to: base) == base)
     }
 
     @Test func changingOneParagraphKeepsEveryOtherBlockByteForByte() {
         let base = HTMLBlocks.split(Self.note)
-        let shown = HTMLBlocks.markdown(base)
+        let shown = MarkdownExport.markdown(base)
         #expect(shown.contains("Call *mum*"))
         let edited = MarkdownEdit.apply(shown.replacing("Call *mum*", with: "Call *dad*"), to: base)
         #expect(edited.count == base.count)
@@ -35,7 +35,7 @@ import Merge
 
     @Test func addingAndTickingItemsTouchesOnlyThoseItems() {
         let base = HTMLBlocks.split(Self.note)
-        let shown = HTMLBlocks.markdown(base)
+        let shown = MarkdownExport.markdown(base)
         #expect(shown.contains("- [x] milk\n- [ ] eggs\n"))
         let text = shown.replacing("- [ ] eggs\n", with: "- [x] eggs\n- [ ] bread\n")
         let edited = MarkdownEdit.apply(text, to: base)
@@ -48,7 +48,7 @@ import Merge
 
     @Test func deletingABlockDropsOnlyThatBlock() {
         let base = HTMLBlocks.split(Self.note)
-        let shown = HTMLBlocks.markdown(base)
+        let shown = MarkdownExport.markdown(base)
         let edited = MarkdownEdit.apply(shown.replacing("Buy **fresh** red apples\n\n", with: ""), to: base)
         #expect(edited == [base[0]] + Array(base[2...]))
     }

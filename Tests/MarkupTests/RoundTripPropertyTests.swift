@@ -14,6 +14,8 @@ import Merge
             let blocks = HTMLBlocks.split(html)
             let markdown = HTMLBlocks.markdown(blocks)
             let back = MarkdownImport.blocks(markdown)
+            let plain = MarkdownExport.markdown(blocks)
+            #expect(MarkdownImport.blocks(plain) == blocks, "seed \(seed): the plainer Markdown reads differently:\n\(plain)")
             if back != blocks {
                 let first = blocks.indices.first { $0 >= back.count || blocks[$0] != back[$0] } ?? blocks.count
                 let wanted = first < blocks.count ? "\(blocks[first].kind) \(blocks[first].content)" : "nothing"

@@ -35,7 +35,7 @@ extension Engine {
         switch format {
         case .html: HTMLBlocks.join(blocks)
         case .text: blocks.map(\.text).joined(separator: "\n\n")
-        case .markdown: HTMLBlocks.markdown(blocks)
+        case .markdown: MarkdownExport.markdown(blocks)
         }
     }
 
