@@ -23,11 +23,13 @@ let package = Package(
         .systemLibrary(
             name: "CCmarkGFM", path: "Sources/CCmarkGFM", pkgConfig: "libcmark-gfm",
             providers: [.apt(["libcmark-gfm-dev", "libcmark-gfm-extensions-dev"])]),
+        // libyaml: the front matter of Markdown files.
+        .systemLibrary(name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
 
         // Pure: HTML blocks, block diff3, field rules, conflict copies. No I/O, no clocks.
         .target(name: "Merge"),
         // Markdown into note bodies (cmark-gfm, then the block splitter) and edits in Markdown.
-        .target(name: "Markup", dependencies: ["Merge", "CCmarkGFM"]),
+        .target(name: "Markup", dependencies: ["Merge", "CCmarkGFM", "CYAML"]),
         // The control-socket message types, shared by notesd and notesctl.
         .target(name: "Control"),
         // The replica, the sans-I/O sync core, the secure channel, TCP connections.

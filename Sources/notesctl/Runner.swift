@@ -160,6 +160,7 @@ final class Runner {
             let report = try Transfer.importFiles(from: directory, client: client())
             try emit(report, "Imported \(report.imported.count) notes from \(directory)"
                 + (report.foldersCreated.isEmpty ? "" : ", created \(report.foldersCreated.count) folders"))
+            for warning in report.warnings where !options.json { Output.error("\(warning.file): \(warning.warning)") }
             if !report.failed.isEmpty {
                 for failure in report.failed where !options.json { Output.error("\(failure.file): \(failure.error)") }
                 throw CLIFailure("\(report.failed.count) files were not imported")

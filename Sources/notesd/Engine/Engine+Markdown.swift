@@ -74,4 +74,17 @@ extension Engine {
             return HTMLBlocks.split("<p>" + lines.map { Block.paragraph($0).content }.joined(separator: "<br>") + "</p>").first
         }
     }
+
+    /// `markdown.parse`: the front matter of a Markdown file, read with libyaml. Touches no
+    /// state; a malformed front matter is `invalidParams` naming the line and the problem.
+    static func markdownParse(_ params: MarkdownParseParams) throws -> MarkdownParseResult {
+        let (yaml, body) = FrontMatterBlock.split(params.text)
+        guard let yaml else { return MarkdownParseResult(hasFrontMatter: false, body: body) }
+        let fields: FrontMatter
+        do { fields = try FrontMatter.parse(yaml) } catch { throw RPCError.invalidParams(error.description) }
+        return MarkdownParseResult(
+            title: fields.title, tags: fields.tags, created: fields.created.map(Timestamp.init(millisecondsSince1970:)),
+            modified: fields.modified.map(Timestamp.init(millisecondsSince1970:)), pinned: fields.pinned, color: fields.color,
+            folder: fields.folder, id: fields.id, unknownKeys: fields.unknownKeys, hasFrontMatter: true, body: body)
+    }
 }
