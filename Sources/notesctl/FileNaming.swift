@@ -108,6 +108,8 @@ enum ImportPlan {
         case text
         /// Markdown, converted by the daemon; may carry front matter and a `# Title` first line.
         case markdown
+        /// An Evernote export: many notes, in a folder named after the file (its notebook).
+        case enex
     }
 
     struct Note: Hashable, Sendable {
@@ -127,6 +129,7 @@ enum ImportPlan {
         case "html", "htm": return .html
         case "md", "markdown": return .markdown
         case "txt": return .text
+        case "enex": return .enex
         default: return nil
         }
     }
@@ -146,6 +149,9 @@ enum ImportPlan {
         case .markdown:
             let (title, body) = NoteText.splitMarkdownTitle(contents)
             return Note(title: title ?? fallback, markdown: title == nil ? contents : body, folder: folder)
+        case .enex:
+            // The notebook's folder; the notes themselves come from `Enex.notes`.
+            return Note(title: fallback, folder: (folders + [fallback]).joined(separator: "/"))
         }
     }
 

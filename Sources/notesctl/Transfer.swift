@@ -1,4 +1,5 @@
 import Control
+import Enex
 import Foundation
 
 /// `export` and `import`: notes to and from files, through the control socket.
@@ -42,6 +43,8 @@ enum Transfer {
     /// Files larger than this are refused: a note is something a person reads, and the
     /// control protocol carries a body in one line (docs/control-protocol.md, "Framing").
     static let maximumImportBytes = 8 * 1024 * 1024
+    /// An Evernote export carries its attachments inline (base64), so it may be much larger.
+    static let maximumEnexBytes = 512 * 1024 * 1024
 
     /// Writes every note not in the Trash under `directory`. Checks every target first:
     /// when any existing file differs (and not `force`), nothing is written.
@@ -109,12 +112,17 @@ enum Transfer {
             let path = directory + "/" + relative
             guard let kind = ImportPlan.kind(ofFileNamed: components.last ?? "") else { continue }
             let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-            if let size = (attributes?[.size] as? NSNumber)?.intValue, size > maximumImportBytes {
-                report.failed.append(.init(file: relative, error: "too large (\(megabytes(size)); notesctl imports files up to \(megabytes(maximumImportBytes)))"))
+            let limit = kind == .enex ? maximumEnexBytes : maximumImportBytes
+            if let size = (attributes?[.size] as? NSNumber)?.intValue, size > limit {
+                report.failed.append(.init(file: relative, error: "too large (\(megabytes(size)); notesctl imports files up to \(megabytes(limit)))"))
                 continue
             }
             guard let data = FileManager.default.contents(atPath: path) else {
                 report.failed.append(.init(file: relative, error: "cannot read the file"))
+                continue
+            }
+            if kind == .enex {
+                try importEnex(data, relative: relative, components: components, report: &report, knownFolders: &knownFolders, client: client)
                 continue
             }
             if let zero = data.firstIndex(of: 0) {
@@ -168,6 +176,46 @@ enum Transfer {
             }
         }
         return report
+    }
+
+    /// The notes of an Evernote export, in a folder named after the file; a file that is not
+    /// a well-formed export fails as a whole (nothing of it is imported).
+    private static func importEnex(
+        _ data: Data, relative: String, components: [String], report: inout ImportReport, knownFolders: inout Set<String>,
+        client: ControlClient
+    ) throws(CLIFailure) {
+        let notes: [Enex.Note]
+        do { notes = try Enex.notes(in: [UInt8](data)) } catch {
+            report.failed.append(.init(file: relative, error: error.description))
+            return
+        }
+        let folder = ImportPlan.note(relativePath: components, contents: "", kind: .enex).folder
+        do {
+            if let folder, !notes.isEmpty { report.foldersCreated += try ensureFolder(folder, known: &knownFolders, client: client) }
+        } catch .server(let error) {
+            report.failed.append(.init(file: relative, error: CLIFailure.message(for: error)))
+            return
+        } catch {
+            throw CLIFailure(error)
+        }
+        for (index, note) in notes.enumerated() {
+            let title = note.title.isEmpty ? "Untitled" : note.title
+            let label = "\(relative) note \(index + 1) \"\(title)\""
+            let updated = note.updated ?? note.created
+            let params = NoteCreateParams(
+                title: title, html: note.html, folder: folder, tags: note.tags.isEmpty ? nil : note.tags,
+                created: note.created.map(Timestamp.init(millisecondsSince1970:)),
+                modified: updated.map { Timestamp(millisecondsSince1970: max($0, note.created ?? $0)) })
+            do {
+                let created = try client.call(ControlMethods.NotesCreate.self, params)
+                report.imported.append(.init(file: relative, id: created.id, title: created.title))
+                for item in note.notKept { report.warnings.append(.init(file: label, warning: "not kept: " + item)) }
+            } catch .server(let error) {
+                report.failed.append(.init(file: label, error: CLIFailure.message(for: error)))
+            } catch {
+                throw CLIFailure(error)
+            }
+        }
     }
 
     private static func megabytes(_ bytes: Int) -> String {

@@ -34,6 +34,13 @@ import TestSupport
         try handle.truncate(atOffset: 50 * 1024 * 1024)
         try handle.close()
 
+        try Self.write("""
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE en-export SYSTEM "http://xml.evernote.com/pub/evernote-export3.dtd">
+            <en-export><note><title>From Evernote</title><content><![CDATA[<en-note><div>kept <b>bold</b></div><en-media type="image/png" hash="ab"/></en-note>]]></content>
+            <created>20240506T093000Z</created><tag>imported</tag><resource><mime>image/png</mime></resource></note></en-export>
+            """, to: vault + "/Old/Notebook.enex")
+        try Self.write("<?xml version=\"1.0\"?><en-export><note><title>cut", to: vault + "/cut.enex")
         let result = try daemon.ctl(["import", vault])
         #expect(result.status == 1, "some files failed: \(result.output) \(result.error)")
         let errors = result.error.split(separator: "\n").map(String.init)
@@ -43,12 +50,18 @@ import TestSupport
         #expect(errors.contains { $0.hasPrefix("notesctl: huge.md: too large (50.0 MB") })
         #expect(errors.contains { $0 == "notesctl: Elsewhere/plan.md: front matter keys notesd keeps no field for, left out: reviewers" })
         #expect(errors.contains { $0.hasPrefix("notesctl: Home/groceries.md: references missing.png, which is not there") })
-        #expect(errors.last == "notesctl: 4 files were not imported")
-        #expect(result.output.hasPrefix("Imported 2 notes"))
+        #expect(errors.contains { $0.hasPrefix("notesctl: cut.enex: not well-formed XML at line 1") })
+        #expect(errors.contains { $0 == "notesctl: Old/Notebook.enex note 1 \"From Evernote\": not kept: 1 embedded file (<en-media>)" })
+        #expect(errors.contains { $0 == "notesctl: Old/Notebook.enex note 1 \"From Evernote\": not kept: 1 attachment (notesd keeps no attachments)" })
+        #expect(errors.last == "notesctl: 5 files were not imported")
+        #expect(result.output.hasPrefix("Imported 3 notes"))
 
         let notes = try daemon.json(["ls"]) as! [[String: Any]]
         let groceries = try #require(notes.first { $0["title"] as? String == "Groceries" })
         #expect(groceries["folderPath"] as? String == "Home")
+        let evernote = try #require(notes.first { $0["title"] as? String == "From Evernote" })
+        #expect(evernote["folderPath"] as? String == "Old/Notebook" && evernote["tags"] as? [String] == ["imported"])
+        #expect(evernote["created"] as? Int == 1_714_987_800_000)
         let plan = try #require(notes.first { $0["title"] as? String == "Plan" })
         #expect(plan["folderPath"] as? String == "Work/Projects" && plan["pinned"] as? Bool == true)
         #expect(plan["tags"] as? [String] == ["q3", "work"])
