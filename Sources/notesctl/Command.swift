@@ -44,10 +44,11 @@ struct NewNote: Hashable, Sendable {
     var tags: [String] = []
     var pinned = false
     var color: String?
-    /// `--file`; `-` is stdin. `nil`: stdin when it is not a terminal, else an empty body.
+    /// `FILE` or `--file`; `-` is stdin. `nil`: stdin when it is not a terminal, else an empty body.
     var file: String?
-    /// `--text`: the input is plain text, turned into escaped paragraphs.
-    var plainText = false
+    /// `--markdown`, `--html` or `--text`; `nil`: from the file's extension, else Markdown
+    /// unless the input starts with `<` (`BodyFormat.resolve`).
+    var format: NoteFormat?
 }
 
 /// `notesctl edit` options.
@@ -56,8 +57,9 @@ struct EditNote: Hashable, Sendable {
     var title: String?
     var folder: String?
     var body: BodySource
-    /// `--text`: the input (or the editor's buffer) is plain text.
-    var plainText = false
+    /// `--markdown`, `--html` or `--text`: what the input (or the editor's buffer) is. `nil`:
+    /// the editor shows Markdown; a file or stdin is read as `new` reads it.
+    var format: NoteFormat?
 
     enum BodySource: Hashable, Sendable {
         /// `--file F` (`-` is stdin).

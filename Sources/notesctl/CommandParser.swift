@@ -216,14 +216,15 @@ struct CommandArguments {
             guard formats.count <= 1 else { throw usage("choose one of --html, --text, --markdown") }
             return .show(id: parsed.words[0], format: formats.first)
         case "new":
-            let parsed = try read(0...0, options: [
+            let parsed = try read(0...1, names: ["FILE"], options: [
                 "--title": .value, "--folder": .value, "--tag": .value, "--color": .value, "--file": .value,
-                "--pin": .flag, "--text": .flag,
+                "--pin": .flag, "--text": .flag, "--markdown": .flag, "--html": .flag,
             ])
+            if !parsed.words.isEmpty, parsed.value("--file") != nil { throw usage("give the file once: FILE or --file FILE") }
             return .new(NewNote(
                 title: parsed.value("--title"), folder: parsed.value("--folder"), tags: parsed.values("--tag"),
-                pinned: parsed.has("--pin"), color: parsed.value("--color"), file: parsed.value("--file"),
-                plainText: parsed.has("--text")))
+                pinned: parsed.has("--pin"), color: parsed.value("--color"), file: parsed.words.first ?? parsed.value("--file"),
+                format: try bodyFormat(parsed)))
         case "edit":
             return try parseEdit()
         case "tag":
@@ -277,15 +278,23 @@ struct CommandArguments {
 
     private mutating func parseEdit() throws(UsageError) -> Command {
         let parsed = try read(1...1, names: ["NOTE"], options: [
-            "--title": .value, "--folder": .value, "--file": .value, "--text": .flag,
+            "--title": .value, "--folder": .value, "--file": .value, "--text": .flag, "--markdown": .flag, "--html": .flag,
         ])
         let title = parsed.value("--title"), folder = parsed.value("--folder")
         let body: EditNote.BodySource =
             if let file = parsed.value("--file") { .file(file) } else if title != nil || folder != nil { .unchanged } else { .stdinOrEditor }
-        if body == .unchanged && parsed.has("--text") {
-            throw usage("--text applies to a body: give --file, or leave out --title and --folder")
+        let format = try bodyFormat(parsed)
+        if body == .unchanged, let format {
+            throw usage("--\(format.rawValue) applies to a body: give --file, or leave out --title and --folder")
         }
-        return .edit(EditNote(id: parsed.words[0], title: title, folder: folder, body: body, plainText: parsed.has("--text")))
+        return .edit(EditNote(id: parsed.words[0], title: title, folder: folder, body: body, format: format))
+    }
+
+    /// At most one of `--markdown`, `--html`, `--text`.
+    private func bodyFormat(_ parsed: ParsedArguments) throws(UsageError) -> NoteFormat? {
+        let formats = NoteFormat.allCases.filter { parsed.has("--" + $0.rawValue) }
+        guard formats.count <= 1 else { throw usage("choose one of --markdown, --html, --text") }
+        return formats.first
     }
 
     /// `tag NOTE [+TAG|-TAG|TAG]...`: here `-TAG` is a tag to remove, not an option.

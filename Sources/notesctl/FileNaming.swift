@@ -105,13 +105,19 @@ enum ExportPlan {
 enum ImportPlan {
     enum Kind: Hashable, Sendable {
         case html
-        /// Plain text; `markdown` files may carry a `# Title` first line.
-        case text(markdown: Bool)
+        case text
+        /// Markdown, converted by the daemon; may carry front matter and a `# Title` first line.
+        case markdown
+        /// An Evernote export: many notes, in a folder named after the file (its notebook).
+        case enex
     }
 
     struct Note: Hashable, Sendable {
         let title: String
-        let html: String
+        /// The body for `html`/`text` files.
+        var html: String?
+        /// The body for Markdown files (front matter already taken off).
+        var markdown: String?
         /// The folder path (`A/B`) from the file's directories; `nil` at the top.
         let folder: String?
     }
@@ -121,8 +127,9 @@ enum ImportPlan {
         guard !name.hasPrefix("."), let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
         switch name[name.index(after: dot)...].lowercased() {
         case "html", "htm": return .html
-        case "md", "markdown": return .text(markdown: true)
-        case "txt": return .text(markdown: false)
+        case "md", "markdown": return .markdown
+        case "txt": return .text
+        case "enex": return .enex
         default: return nil
         }
     }
@@ -137,10 +144,31 @@ enum ImportPlan {
         switch kind {
         case .html:
             return Note(title: NoteText.title(fromHTML: contents) ?? fallback, html: NoteText.bodyFragment(ofHTML: contents), folder: folder)
-        case .text(let markdown):
-            let (title, body) = markdown ? NoteText.splitMarkdownTitle(contents) : (nil, contents)
-            return Note(title: title ?? fallback, html: NoteText.paragraphs(fromPlainText: body), folder: folder)
+        case .text:
+            return Note(title: fallback, html: NoteText.paragraphs(fromPlainText: contents), folder: folder)
+        case .markdown:
+            let (title, body) = NoteText.splitMarkdownTitle(contents)
+            return Note(title: title ?? fallback, markdown: title == nil ? contents : body, folder: folder)
+        case .enex:
+            // The notebook's folder; the notes themselves come from `Enex.notes`.
+            return Note(title: fallback, folder: (folders + [fallback]).joined(separator: "/"))
         }
+    }
+
+    /// Local files a Markdown text links or embeds (`[x](a.pdf)`, `![x](img/a.png)`,
+    /// Obsidian's `![[a.png]]`), as written; web links, anchors and `[[wiki links]]` aside.
+    static func referencedFiles(in markdown: String) -> [String] {
+        var found: [String] = []
+        for match in markdown.matches(of: /!?\[[^\]\n]*\]\(\s*(?:<([^>\n]+)>|([^)\s]+))/) {
+            guard let written = match.output.1 ?? match.output.2 else { continue }
+            let target = String(written)
+            if target.hasPrefix("#") || target.contains(":") { continue }
+            found.append(target)
+        }
+        for match in markdown.matches(of: /!\[\[([^\]|#\n]+)/) {
+            found.append(String(match.output.1).trimmingCharacters(in: .whitespaces))
+        }
+        return found
     }
 }
 

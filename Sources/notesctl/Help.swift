@@ -62,33 +62,41 @@ struct CommandSpec: Sendable {
               --html --text --markdown   the body format
             """),
         CommandSpec(
-            name: "new", usage: "new [--title TITLE] [--folder FOLDER] [--tag TAG]... [--pin] [--color COLOR] [--file FILE] [--text]",
+            name: "new", usage: "new [FILE] [--title TITLE] [--folder FOLDER] [--tag TAG]... [--pin] [--color COLOR] [--file FILE] [--markdown|--html|--text]",
             summary: "Create a note from a file or stdin.",
             details: """
-            Creates a note. The body is read from --file, else from stdin when stdin is not a
-            terminal; it is HTML unless --text is given.
-              --title TITLE     the title (default: the HTML <title> or first heading, or the
-                                first line of text)
+            Creates a note. The body is read from FILE (or --file FILE; - is stdin), else from
+            stdin when stdin is not a terminal. Its format comes from the flag, else from the
+            file's extension (.md/.markdown Markdown, .html/.htm HTML, .txt text), else it is
+            HTML when it starts with < and Markdown otherwise.
+              --title TITLE     the title (default: a first line "# Title" of Markdown, the
+                                HTML <title> or first heading, or the first line of text)
               --folder FOLDER   the folder (path, id or id prefix; default: Uncategorized)
               --tag TAG         add a tag (repeat for more)
               --pin             pin the note
               --color COLOR     the note colour
               --file FILE       read the body from FILE (- is stdin)
+              --markdown        the body is Markdown (CommonMark with GitHub's tables, task
+                                lists, strikethrough and autolinks)
+              --html            the body is HTML
               --text            the body is plain text: each paragraph (lines separated by a
                                 blank line) becomes an HTML paragraph
             """),
         CommandSpec(
-            name: "edit", usage: "edit NOTE [--title TITLE] [--folder FOLDER] [--file FILE] [--text]",
+            name: "edit", usage: "edit NOTE [--title TITLE] [--folder FOLDER] [--file FILE] [--markdown|--html|--text]",
             summary: "Change a note's body, title or folder; opens $EDITOR on a terminal.",
             details: """
             With --file, the body is read from FILE (- is stdin). With only --title or --folder,
             the body is left alone. With no flags, the body is read from stdin when stdin is not
-            a terminal; on a terminal, $VISUAL or $EDITOR (else vi) opens on the note's HTML
-            and the note is saved if the file changed. Changes synced in while the editor is
-            open are merged, not overwritten.
+            a terminal (its format found as `new` finds it); on a terminal, $VISUAL or $EDITOR
+            (else vi) opens on the note as Markdown and the note is saved if the file changed:
+            only the blocks you changed are converted, every other block keeps its formatting
+            exactly. Changes synced in while the editor is open are merged, not overwritten.
               --title TITLE     the new title
               --folder FOLDER   move to FOLDER (/ is Uncategorized)
               --file FILE       read the new body from FILE (- is stdin)
+              --markdown        Markdown in (the editor's default)
+              --html            the raw HTML body in and out
               --text            plain text in and out (the editor shows the note's text)
             """),
         CommandSpec(

@@ -160,6 +160,7 @@ final class Runner {
             let report = try Transfer.importFiles(from: directory, client: client())
             try emit(report, "Imported \(report.imported.count) notes from \(directory)"
                 + (report.foldersCreated.isEmpty ? "" : ", created \(report.foldersCreated.count) folders"))
+            for warning in report.warnings where !options.json { Output.error("\(warning.file): \(warning.warning)") }
             if !report.failed.isEmpty {
                 for failure in report.failed where !options.json { Output.error("\(failure.file): \(failure.error)") }
                 throw CLIFailure("\(report.failed.count) files were not imported")
@@ -195,10 +196,10 @@ final class Runner {
             throw .usage("give a --title, or a body with --file FILE or on stdin", command: "new")
         }
         let text = input ?? ""
-        let html = note.plainText ? NoteText.paragraphs(fromPlainText: text) : NoteText.bodyFragment(ofHTML: text)
-        let derivedTitle = note.plainText ? NoteText.title(fromPlainText: text) : NoteText.title(fromHTML: text)
+        let format = BodyInput.format(flag: note.format, path: note.file, text: text)
+        let (derivedTitle, body) = BodyInput.note(text, format: format)
         let params = NoteCreateParams(
-            title: note.title ?? derivedTitle ?? "Untitled", html: html,
+            title: note.title ?? derivedTitle ?? "Untitled", html: body.html, body: body.body, format: body.format,
             folder: note.folder.flatMap { FolderPath.isRoot($0) ? nil : $0 },
             tags: note.tags.isEmpty ? nil : note.tags, pinned: note.pinned ? true : nil, color: note.color)
         let created = try call(ControlMethods.NotesCreate.self, params)
@@ -207,27 +208,42 @@ final class Runner {
 
     private func edit(_ edit: EditNote) throws(CLIFailure) {
         var params = NoteUpdateParams(id: edit.id, title: edit.title, folder: edit.folder.map(Self.folderChange) ?? .unchanged)
-        let asHTML: (String) -> String = { edit.plainText ? NoteText.paragraphs(fromPlainText: $0) : NoteText.bodyFragment(ofHTML: $0) }
+        /// A body read from a file or stdin, in the format `new` would read it.
+        func setBody(_ text: String, path: String) {
+            switch BodyInput.format(flag: edit.format, path: path, text: text) {
+            case .markdown: (params.body, params.format) = (text, .markdown)
+            case .text: params.html = NoteText.paragraphs(fromPlainText: text)
+            case .html: params.html = NoteText.bodyFragment(ofHTML: text)
+            }
+        }
         switch edit.body {
         case .unchanged:
             break
         case .file(let path):
-            params.html = asHTML(try readText(path))
+            setBody(try readText(path), path: path)
         case .stdinOrEditor where !stdinIsTerminal:
             let text = try readText("-")
             guard !text.allSatisfy(\.isWhitespace) else {
                 throw CLIFailure("stdin was empty, so nothing was saved; to empty the body on purpose, use --file -")
             }
-            params.html = asHTML(text)
+            setBody(text, path: "-")
         case .stdinOrEditor:
-            let document = try call(ControlMethods.NotesGet.self, NoteGetParams(id: edit.id, format: edit.plainText ? .text : .html))
-            let fileName = "\(FileNaming.safeName(document.summary.title)).\(edit.plainText ? "txt" : "html")"
+            // Markdown unless asked otherwise; the daemon then converts only the blocks changed
+            // in the editor against what it showed (the note at `heads`), so the rest keep their HTML.
+            let format = edit.format ?? .markdown
+            let document = try call(ControlMethods.NotesGet.self, NoteGetParams(id: edit.id, format: format))
+            let fileExtension = switch format { case .markdown: "md"; case .text: "txt"; case .html: "html" }
+            let fileName = "\(FileNaming.safeName(document.summary.title)).\(fileExtension)"
             guard let edited = try Editor.edit(document.body, fileName: fileName, environment: environment) else {
                 return try emit(document.summary, "No changes; nothing saved.")
             }
             params.id = document.summary.id
             params.baseHeads = document.heads
-            params.html = asHTML(edited)
+            switch format {
+            case .markdown: (params.body, params.format) = (edited, .markdown)
+            case .text: params.html = NoteText.paragraphs(fromPlainText: edited)
+            case .html: params.html = NoteText.bodyFragment(ofHTML: edited)
+            }
         }
         let updated = try call(ControlMethods.NotesUpdate.self, params)
         try emit(updated, render.noteLine("Updated", updated))

@@ -41,12 +41,16 @@ import Testing
         #expect(command("show 0190 --text --text") == .show(id: "0190", format: .text))
         #expect(command("new") == .new(NewNote()))
         #expect(command("new --title T --folder F --tag a --tag b --pin --color red --file x.html --text")
-            == .new(NewNote(title: "T", folder: "F", tags: ["a", "b"], pinned: true, color: "red", file: "x.html", plainText: true)))
+            == .new(NewNote(title: "T", folder: "F", tags: ["a", "b"], pinned: true, color: "red", file: "x.html", format: .text)))
         #expect(command("edit 0190") == .edit(EditNote(id: "0190", body: .stdinOrEditor)))
         #expect(command("edit 0190 --title T") == .edit(EditNote(id: "0190", title: "T", body: .unchanged)))
         #expect(command("edit 0190 --folder /") == .edit(EditNote(id: "0190", folder: "/", body: .unchanged)))
-        #expect(command("edit 0190 --file - --text --title T") == .edit(EditNote(id: "0190", title: "T", body: .file("-"), plainText: true)))
-        #expect(command("edit 0190 --text") == .edit(EditNote(id: "0190", body: .stdinOrEditor, plainText: true)))
+        #expect(command("edit 0190 --file - --text --title T") == .edit(EditNote(id: "0190", title: "T", body: .file("-"), format: .text)))
+        #expect(command("edit 0190 --text") == .edit(EditNote(id: "0190", body: .stdinOrEditor, format: .text)))
+        #expect(command("edit 0190 --html") == .edit(EditNote(id: "0190", body: .stdinOrEditor, format: .html)))
+        #expect(command("new notes.md") == .new(NewNote(file: "notes.md")))
+        #expect(command("new notes.txt --markdown --pin") == .new(NewNote(pinned: true, file: "notes.txt", format: .markdown)))
+        #expect(command("new - --html") == .new(NewNote(file: "-", format: .html)))
         #expect(command("tag 0190") == .tag(id: "0190", add: [], remove: []))
         #expect(command("tag 0190 +a b -c") == .tag(id: "0190", add: ["a", "b"], remove: ["c"]))
         #expect(command("pin 0190") == .pin(id: "0190", pinned: true))
@@ -139,6 +143,10 @@ import Testing
             ("sync --wait --timeout nan", "sync", "number of seconds"),
             ("mkdir /", "mkdir", "at least one folder name"),
             ("edit 0190 --title T --text", "edit", "--text applies to a body"),
+            ("edit 0190 --title T --html", "edit", "--html applies to a body"),
+            ("new a.md --file b.md", "new", "give the file once"),
+            ("new a.md b.md", "new", "unexpected argument"),
+            ("new --markdown --html", "new", "choose one of --markdown, --html, --text"),
             ("help frob", "help", "unknown command"),
             ("export", "export", "missing DIR"),
             ("import a b", "import", "unexpected argument"),
@@ -207,7 +215,7 @@ import Testing
                     arguments.append(option == "--address" ? "h:1" : "1")
                 }
                 if option == "--timeout" { arguments.append("--wait") }
-                if spec.name == "edit", option == "--text" { arguments.removeAll { $0 == "--title" } }
+                if spec.name == "edit", ["--text", "--html", "--markdown"].contains(String(option)) { arguments.removeAll { $0 == "--title" } }
                 let result = CommandParser.parse(arguments)
                 #expect((try? result.get()) != nil, "\(arguments): \(String(describing: result))")
             }

@@ -146,24 +146,39 @@ public struct NoteDocument: Codable, Hashable, Sendable {
     }
 }
 
-/// `notes.create` params.
+/// `notes.create` params. The body is `html`, or `body` in `format` (docs/control-protocol.md,
+/// "Body formats"); neither: an empty body.
 public struct NoteCreateParams: Codable, Hashable, Sendable {
     public var title: String
     /// The body, HTML.
-    public var html: String
+    public var html: String?
+    /// The body in `format` (absent: `html`); not together with `html`.
+    public var body: String?
+    /// What `body` is written in: `markdown` is converted by the daemon (cmark-gfm).
+    public var format: NoteFormat?
     /// A folder reference; absent, `null`, `""` or `"/"`: Uncategorized.
     public var folder: String?
     public var tags: [String]?
     public var pinned: Bool?
     public var color: String?
+    /// For imports: when the note was made and last changed; absent: now.
+    public var created: Timestamp?
+    public var modified: Timestamp?
 
-    public init(title: String, html: String, folder: String? = nil, tags: [String]? = nil, pinned: Bool? = nil, color: String? = nil) {
+    public init(
+        title: String, html: String? = nil, body: String? = nil, format: NoteFormat? = nil, folder: String? = nil,
+        tags: [String]? = nil, pinned: Bool? = nil, color: String? = nil, created: Timestamp? = nil, modified: Timestamp? = nil
+    ) {
         self.title = title
         self.html = html
+        self.body = body
+        self.format = format
         self.folder = folder
         self.tags = tags
         self.pinned = pinned
         self.color = color
+        self.created = created
+        self.modified = modified
     }
 }
 
@@ -181,6 +196,11 @@ public struct NoteUpdateParams: Codable, Hashable, Sendable {
     public var baseHeads: [String]?
     public var title: String?
     public var html: String?
+    /// The new body in `format` (absent: `html`); not together with `html`. In `markdown`, only
+    /// the blocks whose Markdown differs from the note's Markdown at `baseHeads` (absent: now)
+    /// are converted; the others keep their HTML exactly (docs/markdown.md).
+    public var body: String?
+    public var format: NoteFormat?
     /// `.set(reference)`: move to that folder; `.clear`: Uncategorized.
     public var folder: FieldChange<String>
     public var pinned: Bool?
@@ -193,12 +213,14 @@ public struct NoteUpdateParams: Codable, Hashable, Sendable {
     public init(
         id: String, baseHeads: [String]? = nil, title: String? = nil, html: String? = nil,
         folder: FieldChange<String> = .unchanged, pinned: Bool? = nil, color: FieldChange<String> = .unchanged,
-        addTags: [String]? = nil, removeTags: [String]? = nil
+        addTags: [String]? = nil, removeTags: [String]? = nil, body: String? = nil, format: NoteFormat? = nil
     ) {
         self.id = id
         self.baseHeads = baseHeads
         self.title = title
         self.html = html
+        self.body = body
+        self.format = format
         self.folder = folder
         self.pinned = pinned
         self.color = color
@@ -207,7 +229,7 @@ public struct NoteUpdateParams: Codable, Hashable, Sendable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, baseHeads, title, html, folder, pinned, color, addTags, removeTags
+        case id, baseHeads, title, html, body, format, folder, pinned, color, addTags, removeTags
     }
 
     public init(from decoder: any Decoder) throws {
@@ -216,6 +238,8 @@ public struct NoteUpdateParams: Codable, Hashable, Sendable {
         baseHeads = try container.decodeIfPresent([String].self, forKey: .baseHeads)
         title = try container.decodeIfPresent(String.self, forKey: .title)
         html = try container.decodeIfPresent(String.self, forKey: .html)
+        body = try container.decodeIfPresent(String.self, forKey: .body)
+        format = try container.decodeIfPresent(NoteFormat.self, forKey: .format)
         folder = try container.decodeChange(String.self, forKey: .folder)
         pinned = try container.decodeIfPresent(Bool.self, forKey: .pinned)
         color = try container.decodeChange(String.self, forKey: .color)
@@ -229,6 +253,8 @@ public struct NoteUpdateParams: Codable, Hashable, Sendable {
         try container.encodeIfPresent(baseHeads, forKey: .baseHeads)
         try container.encodeIfPresent(title, forKey: .title)
         try container.encodeIfPresent(html, forKey: .html)
+        try container.encodeIfPresent(body, forKey: .body)
+        try container.encodeIfPresent(format, forKey: .format)
         try container.encodeChange(folder, forKey: .folder)
         try container.encodeIfPresent(pinned, forKey: .pinned)
         try container.encodeChange(color, forKey: .color)

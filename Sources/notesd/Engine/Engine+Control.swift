@@ -132,11 +132,7 @@ extension Engine {
         let id = try resolveNote(params.id)
         guard let note = try replica.note(id) else { throw RPCError.notFound(.note, params.id) }
         let format = params.format ?? .html
-        let body = switch format {
-        case .html: HTMLBlocks.join(note.body)
-        case .text: note.body.map(\.text).joined(separator: "\n\n")
-        case .markdown: HTMLBlocks.markdown(note.body)
-        }
+        let body = Self.render(note.body, format: format)
         return NoteDocument(summary: try noteSummary(id), format: format, body: body, heads: try replica.heads(of: id).map(\.description).sorted())
     }
 
@@ -154,16 +150,17 @@ extension Engine {
         let folder = try resolveFolder(params.folder)
         let tags = try Self.cleanTags(params.tags)
         if let color = params.color, color.isEmpty { throw RPCError.invalidParams("params.color must not be empty (leave it out for no colour)") }
+        let times = try Self.createTimes(params)
         let id = try replica.createNote(
-            title: params.title, body: HTMLBlocks.split(params.html), folder: folder, tags: tags, pinned: params.pinned ?? false,
-            color: params.color, now: Self.now())
+            title: params.title, body: try Self.createBody(params), folder: folder, tags: tags, pinned: params.pinned ?? false,
+            color: params.color, created: times.created, modified: times.modified, now: Self.now())
         committed(.local)
         return try noteSummary(id)
     }
 
     func notesUpdate(_ params: NoteUpdateParams) throws -> Control.NoteSummary {
         let id = try resolveNote(params.id)
-        var edit = NoteEdit(title: params.title, body: params.html.map(HTMLBlocks.split), pinned: params.pinned)
+        var edit = NoteEdit(title: params.title, pinned: params.pinned)
         switch params.folder {
         case .unchanged: break
         case .clear: edit.folder = .some(nil)
@@ -183,6 +180,7 @@ extension Engine {
                 return id
             }
         }
+        edit.body = try updateBody(params, id: id, baseHeads: base)
         do {
             try replica.editNote(id, edit, basedOn: base, now: Self.now())
         } catch ReplicaError.invalid(let message) where message.contains("baseHeads") {

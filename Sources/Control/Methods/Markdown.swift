@@ -1,0 +1,54 @@
+extension ControlMethods {
+    /// Reads a Markdown file's front matter (docs/control-protocol.md, `markdown.parse`), so a
+    /// client that imports files needs no YAML parser of its own.
+    public enum MarkdownParse: ControlMethod {
+        public typealias Params = MarkdownParseParams
+        public typealias Result = MarkdownParseResult
+        public static let name = "markdown.parse"
+    }
+}
+
+/// `markdown.parse` params: a whole Markdown file's text.
+public struct MarkdownParseParams: Codable, Hashable, Sendable {
+    public var text: String
+
+    public init(text: String) { self.text = text }
+}
+
+/// `markdown.parse` result: the front matter's fields (absent when not given) and the
+/// Markdown after it.
+public struct MarkdownParseResult: Codable, Hashable, Sendable {
+    public var title: String?
+    public var tags: [String]?
+    public var created: Timestamp?
+    public var modified: Timestamp?
+    public var pinned: Bool?
+    public var color: String?
+    /// A folder path; for imports it wins over the file's directory.
+    public var folder: String?
+    /// The id the note had where it was exported: provenance only.
+    public var id: String?
+    /// Front matter keys notesd keeps no field for, in file order.
+    public var unknownKeys: [String]
+    /// Whether the file had front matter at all.
+    public var hasFrontMatter: Bool
+    /// The Markdown after the front matter (byte-order mark dropped, line ends `\n`).
+    public var body: String
+
+    public init(
+        title: String? = nil, tags: [String]? = nil, created: Timestamp? = nil, modified: Timestamp? = nil, pinned: Bool? = nil,
+        color: String? = nil, folder: String? = nil, id: String? = nil, unknownKeys: [String] = [], hasFrontMatter: Bool, body: String
+    ) {
+        self.title = title
+        self.tags = tags
+        self.created = created
+        self.modified = modified
+        self.pinned = pinned
+        self.color = color
+        self.folder = folder
+        self.id = id
+        self.unknownKeys = unknownKeys
+        self.hasFrontMatter = hasFrontMatter
+        self.body = body
+    }
+}
