@@ -211,9 +211,10 @@ struct CommandArguments {
                 trashed: parsed.has("--trash") ? true : nil, conflicts: parsed.has("--conflicts") ? true : nil,
                 pinned: parsed.has("--pinned") ? true : nil, query: parsed.value("--search")))
         case "show":
-            let parsed = try read(1...1, names: ["NOTE"], options: ["--html": .flag, "--text": .flag, "--markdown": .flag])
-            let formats = Set(parsed.options.map { NoteFormat(rawValue: String($0.name.dropFirst(2)))! })
+            let parsed = try read(1...1, names: ["NOTE"], options: ["--html": .flag, "--text": .flag, "--markdown": .flag, "--at": .value])
+            let formats = Set(parsed.options.compactMap { NoteFormat(rawValue: String($0.name.dropFirst(2))) })
             guard formats.count <= 1 else { throw usage("choose one of --html, --text, --markdown") }
+            if let revision = parsed.value("--at") { return .showRevision(id: parsed.words[0], revision: revision, format: formats.first) }
             return .show(id: parsed.words[0], format: formats.first)
         case "new":
             let parsed = try read(0...0, options: [
@@ -237,7 +238,9 @@ struct CommandArguments {
         case "trash":
             return .trash(id: try read(1...1, names: ["NOTE"]).words[0])
         case "restore":
-            return .restore(id: try read(1...1, names: ["NOTE"]).words[0])
+            let parsed = try read(1...1, names: ["NOTE"], options: ["--to": .value])
+            if let revision = parsed.value("--to") { return .restoreRevision(id: parsed.words[0], revision: revision) }
+            return .restore(id: parsed.words[0])
         case "purge":
             let parsed = try read(1...1, names: ["NOTE"], options: ["--yes": .flag, "-y": .alias("--yes")])
             return .purge(id: parsed.words[0], confirmed: parsed.has("--yes"))
@@ -255,7 +258,8 @@ struct CommandArguments {
             try read(0...0)
             return .conflicts
         case "log":
-            return .log(id: try read(1...1, names: ["NOTE"]).words[0])
+            let parsed = try read(1...1, names: ["NOTE"], options: ["--patch": .flag, "-p": .alias("--patch")])
+            return .log(id: parsed.words[0], patch: parsed.has("--patch"))
         case "sync":
             return try parseSync()
         case "watch":

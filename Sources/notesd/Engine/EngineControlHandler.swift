@@ -65,6 +65,10 @@ struct EngineControlHandler: ControlRequestHandler {
             run(M.NotesPurge.self, request, context, reply) { engine, params in try engine.notesPurge(params) }
         case M.NotesHistory.name:
             run(M.NotesHistory.self, request, context, reply) { engine, params in try engine.notesHistory(params) }
+        case M.NotesGetRevision.name:
+            run(M.NotesGetRevision.self, request, context, reply) { engine, params in try engine.notesGetRevision(params) }
+        case M.NotesRestoreRevision.name:
+            run(M.NotesRestoreRevision.self, request, context, reply) { engine, params in try engine.notesRestoreRevision(params) }
         case M.FoldersList.name:
             run(M.FoldersList.self, request, context, reply) { engine, _ in try engine.folderInfos() }
         case M.FoldersCreate.name:
