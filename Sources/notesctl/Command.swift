@@ -40,6 +40,8 @@ enum Command: Hashable, Sendable {
     case watch
     case export(directory: String, markdown: Bool, force: Bool)
     case importFiles(directory: String)
+    /// `backup [FILE] [--keep N]`: FILE is opened here and its descriptor passed to notesd.
+    case backup(file: String?, keep: Int?)
 }
 
 /// `notesctl new` options.

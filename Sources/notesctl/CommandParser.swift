@@ -268,6 +268,15 @@ struct CommandArguments {
         case "export":
             let parsed = try read(1...1, names: ["DIR"], options: ["--markdown": .flag, "--force": .flag, "-f": .alias("--force")])
             return .export(directory: parsed.words[0], markdown: parsed.has("--markdown"), force: parsed.has("--force"))
+        case "backup":
+            let parsed = try read(0...1, names: ["FILE"], options: ["--keep": .value])
+            var keep: Int?
+            if let text = parsed.value("--keep") {
+                guard let number = Int(text), number >= 1 else { throw usage("--keep needs a whole number of backups, at least 1, not \"\(text)\"") }
+                guard parsed.words.isEmpty else { throw usage("--keep applies to backups in the data directory, not to FILE") }
+                keep = number
+            }
+            return .backup(file: parsed.words.first, keep: keep)
         case "import":
             return .importFiles(directory: try read(1...1, names: ["DIR"]).words[0])
         default:

@@ -160,6 +160,16 @@ struct CommandSpec: Sendable {
                             first parent
             """),
         CommandSpec(
+            name: "backup", usage: "backup [FILE] [--keep N]",
+            summary: "Save a consistent copy of the whole library.",
+            details: """
+            Copies the database while notesd keeps running and syncing, and checks the copy
+            with integrity_check. FILE is created (mode 0600; never over an existing file);
+            without FILE the copy goes to backups/ in notesd's data directory.
+              --keep N   without FILE: keep only the newest N backups there
+            Restore a copy with notesd stopped: notesd --restore-backup FILE
+            """),
+        CommandSpec(
             name: "sync", usage: "sync [--wait] [--timeout SECONDS]",
             summary: "Sync with every peer now; --wait until caught up.",
             details: """

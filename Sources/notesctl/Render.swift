@@ -256,6 +256,13 @@ struct Render {
         }.joined(separator: "\n\n")
     }
 
+    func backup(_ result: BackupResult, file: String?) -> String {
+        let size = ByteCountFormatter.string(fromByteCount: result.bytes, countStyle: .file)
+        var text = "Backed up to \(file ?? result.path ?? "?") (\(size), household \(result.household.prefix(8)), checked with integrity_check)."
+        if !result.removed.isEmpty { text += "\nRemoved \(result.removed.count) older backup\(result.removed.count == 1 ? "" : "s")." }
+        return text + "\nRestore it with notesd stopped: notesd --restore-backup \(file ?? result.path ?? "FILE")"
+    }
+
     /// A purge the daemon refused because the note changed after it was read.
     func keptPurge(_ result: PurgeResult, note: NoteSummary) -> String {
         let devices = Array(Set(result.unseen.map { $0.deviceName ?? $0.deviceShort ?? "another device" })).sorted()

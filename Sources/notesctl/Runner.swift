@@ -172,6 +172,8 @@ final class Runner {
         case .export(let directory, let markdown, let force):
             let report = try Transfer.export(to: directory, markdown: markdown, force: force, client: client())
             try emit(report, "Exported \(report.written.count) notes to \(directory)" + (report.unchanged.isEmpty ? "" : " (\(report.unchanged.count) unchanged)"))
+        case .backup(let file, let keep):
+            try backup(file: file, keep: keep)
         case .importFiles(let directory):
             let report = try Transfer.importFiles(from: directory, client: client())
             try emit(report, "Imported \(report.imported.count) notes from \(directory)"
@@ -266,6 +268,32 @@ final class Runner {
         }
         let purged = try call(ControlMethods.NotesPurge.self, NotePurgeParams(id: note.id, baseHeads: document.heads))
         try emit(purged, purged.purged ? "Deleted \(purged.id) permanently." : render.keptPurge(purged, note: note))
+    }
+
+    /// `backup FILE`: the file is created here (mode 0600, never over an existing one) and the
+    /// open descriptor handed to notesd, which may not be allowed to write where the user can.
+    private func backup(file: String?, keep: Int?) throws(CLIFailure) {
+        guard let file else {
+            let result = try call(ControlMethods.Backup.self, BackupParams(keep: keep), timeout: nil)
+            return try emit(result, render.backup(result, file: nil))
+        }
+        let connection = try client()
+        let descriptor = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            let code = errno
+            throw CLIFailure(code == EEXIST
+                ? "\(file) already exists; choose another name or remove it first"
+                : "cannot create \(file): \(String(cString: strerror(code)))")
+        }
+        defer { close(descriptor) }
+        let result: BackupResult
+        do {
+            result = try connection.call(ControlMethods.Backup.self, BackupParams(toDescriptor: true), passing: descriptor)
+        } catch {
+            unlink(file)
+            throw CLIFailure(error)
+        }
+        try emit(result, render.backup(result, file: file))
     }
 
     /// `mkdir`: the parent must exist, unless `parents`, which creates what is missing and

@@ -145,6 +145,13 @@ public enum ControlMethods {
         public static let name = "sync"
     }
 
+    /// With `toDescriptor`, the request line carries the descriptor to write to (`SCM_RIGHTS`).
+    public enum Backup: ControlMethod {
+        public typealias Params = BackupParams
+        public typealias Result = BackupResult
+        public static let name = "backup"
+    }
+
     /// After its result, the connection also carries `event` notifications (`ControlEvent`).
     public enum Watch: ControlMethod {
         public typealias Params = EmptyParams
@@ -158,6 +165,6 @@ public enum ControlMethods {
         NotesList.name, NotesGet.name, NotesCreate.name, NotesUpdate.name, NotesTrash.name,
         NotesRestore.name, NotesPurge.name, NotesHistory.name, FoldersList.name, FoldersCreate.name,
         FoldersRename.name, FoldersMove.name, FoldersDelete.name, Sync.name, Watch.name,
-        NotesGetRevision.name, NotesRestoreRevision.name,
+        NotesGetRevision.name, NotesRestoreRevision.name, Backup.name,
     ]
 }

@@ -81,6 +81,9 @@ struct EngineControlHandler: ControlRequestHandler {
             run(M.FoldersDelete.self, request, context, reply) { engine, params in try engine.foldersDelete(params) }
         case M.Sync.name:
             answer(M.Sync.self, request, context, reply) { engine, params, complete in engine.startSync(params, complete: complete) }
+        case M.Backup.name:
+            let descriptor = context.descriptors.take()
+            answer(M.Backup.self, request, context, reply) { engine, params, complete in engine.startBackup(params, descriptor: descriptor, complete: complete) }
         case M.Watch.name:
             let sink = context.startWatch()
             run(M.Watch.self, request, context, reply) { engine, _ in engine.watch(sink) }
