@@ -50,6 +50,8 @@ import Testing
         try record(ControlMethods.NotesHistory.self, NoteHistoryParams(id: "0190"), [Samples.history, HistoryEntry(revision: "r", parents: [], hlc: "0.0", time: Timestamp(rawValue: 0), device: nil, deviceShort: nil, deviceName: nil, title: "", changes: [.deleted])])
         try record(ControlMethods.NotesHistory.self, NoteHistoryParams(id: "0190", patch: true), [HistoryEntry(revision: "r", parents: ["q"], hlc: "0.0", time: Timestamp(rawValue: 0), device: nil, deviceShort: nil, deviceName: nil, title: "T", changes: [.body], restoredFrom: "p", patch: [BlockChange(op: .added, html: "<p>a</p>", text: "a"), BlockChange(op: .removed, html: "<p>b</p>", text: "b")])])
         try record(ControlMethods.NotesGetRevision.self, NoteRevisionParams(id: "0190", revision: "cdcd", format: .text), Samples.document)
+        try record(ControlMethods.Backup.self, BackupParams(toDescriptor: true), BackupResult(path: nil, bytes: 4096, household: "hh", replica: "rr", offered: 3, sequence: 5, removed: []))
+        try record(ControlMethods.Backup.self, BackupParams(keep: 7), BackupResult(path: "/d/backups/notes-x.db", bytes: 4096, household: "hh", replica: "rr", offered: 3, sequence: 5, removed: ["/d/backups/notes-w.db"]))
         try record(ControlMethods.NotesRestoreRevision.self, RestoreRevisionParams(id: "0190", revision: "cdcd"), RestoreRevisionResult(note: Samples.note, restoredFrom: String(repeating: "cd", count: 32), changed: true))
         try record(ControlMethods.FoldersList.self, EmptyParams(), [Samples.folder, FolderInfo(id: "f", short: "f", name: "Top", parent: nil, path: "Top", noteCount: 0)])
         try record(ControlMethods.FoldersCreate.self, FolderCreateParams(name: "Projects", parent: "Work"), Samples.folder)
