@@ -39,7 +39,9 @@ test: test-deps
 
 # The units name the binary by its installed path, without DESTDIR (which is only where the
 # files are put now); docs/systemd.md says how to enable them.
-UNITS := systemd/user/notesd.service systemd/user/notesd.socket systemd/system/notesd@.service
+UNITS := systemd/user/notesd.service systemd/user/notesd.socket systemd/system/notesd@.service \
+	systemd/user/notesd-backup.service systemd/user/notesd-backup.timer \
+	systemd/system/notesd-backup@.service systemd/system/notesd-backup@.timer
 
 install: build
 	install -d $(BINDIR) $(UNITDIR)/user $(UNITDIR)/system

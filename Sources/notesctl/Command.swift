@@ -16,6 +16,8 @@ enum Command: Hashable, Sendable {
     /// `format` is `nil` for the default view (details, then the Markdown); with a format flag
     /// only the body is printed, exactly.
     case show(id: String, format: NoteFormat?)
+    /// `show NOTE --at REV`: the note as it was at that revision.
+    case showRevision(id: String, revision: String, format: NoteFormat?)
     case new(NewNote)
     case edit(EditNote)
     /// `tag ID` with no changes shows the tags.
@@ -25,16 +27,21 @@ enum Command: Hashable, Sendable {
     case move(id: String, folder: String)
     case trash(id: String)
     case restore(id: String)
+    /// `restore NOTE --to REV`: a new revision with that revision's content.
+    case restoreRevision(id: String, revision: String)
     case purge(id: String, confirmed: Bool)
     case folders
     case makeFolder(path: String, parents: Bool)
     case removeFolder(String, force: Bool)
     case conflicts
-    case log(id: String)
+    /// `patch`: each revision's block-level diff against its first parent.
+    case log(id: String, patch: Bool)
     case sync(wait: Bool, timeoutSeconds: Double?)
     case watch
     case export(directory: String, markdown: Bool, force: Bool)
     case importFiles(directory: String)
+    /// `backup [FILE] [--keep N]`: FILE is opened here and its descriptor passed to notesd.
+    case backup(file: String?, keep: Int?)
 }
 
 /// `notesctl new` options.

@@ -211,9 +211,10 @@ struct CommandArguments {
                 trashed: parsed.has("--trash") ? true : nil, conflicts: parsed.has("--conflicts") ? true : nil,
                 pinned: parsed.has("--pinned") ? true : nil, query: parsed.value("--search")))
         case "show":
-            let parsed = try read(1...1, names: ["NOTE"], options: ["--html": .flag, "--text": .flag, "--markdown": .flag])
-            let formats = Set(parsed.options.map { NoteFormat(rawValue: String($0.name.dropFirst(2)))! })
+            let parsed = try read(1...1, names: ["NOTE"], options: ["--html": .flag, "--text": .flag, "--markdown": .flag, "--at": .value])
+            let formats = Set(parsed.options.compactMap { NoteFormat(rawValue: String($0.name.dropFirst(2))) })
             guard formats.count <= 1 else { throw usage("choose one of --html, --text, --markdown") }
+            if let revision = parsed.value("--at") { return .showRevision(id: parsed.words[0], revision: revision, format: formats.first) }
             return .show(id: parsed.words[0], format: formats.first)
         case "new":
             let parsed = try read(0...1, names: ["FILE"], options: [
@@ -238,7 +239,9 @@ struct CommandArguments {
         case "trash":
             return .trash(id: try read(1...1, names: ["NOTE"]).words[0])
         case "restore":
-            return .restore(id: try read(1...1, names: ["NOTE"]).words[0])
+            let parsed = try read(1...1, names: ["NOTE"], options: ["--to": .value])
+            if let revision = parsed.value("--to") { return .restoreRevision(id: parsed.words[0], revision: revision) }
+            return .restore(id: parsed.words[0])
         case "purge":
             let parsed = try read(1...1, names: ["NOTE"], options: ["--yes": .flag, "-y": .alias("--yes")])
             return .purge(id: parsed.words[0], confirmed: parsed.has("--yes"))
@@ -256,7 +259,8 @@ struct CommandArguments {
             try read(0...0)
             return .conflicts
         case "log":
-            return .log(id: try read(1...1, names: ["NOTE"]).words[0])
+            let parsed = try read(1...1, names: ["NOTE"], options: ["--patch": .flag, "-p": .alias("--patch")])
+            return .log(id: parsed.words[0], patch: parsed.has("--patch"))
         case "sync":
             return try parseSync()
         case "watch":
@@ -265,6 +269,15 @@ struct CommandArguments {
         case "export":
             let parsed = try read(1...1, names: ["DIR"], options: ["--markdown": .flag, "--force": .flag, "-f": .alias("--force")])
             return .export(directory: parsed.words[0], markdown: parsed.has("--markdown"), force: parsed.has("--force"))
+        case "backup":
+            let parsed = try read(0...1, names: ["FILE"], options: ["--keep": .value])
+            var keep: Int?
+            if let text = parsed.value("--keep") {
+                guard let number = Int(text), number >= 1 else { throw usage("--keep needs a whole number of backups, at least 1, not \"\(text)\"") }
+                guard parsed.words.isEmpty else { throw usage("--keep applies to backups in the data directory, not to FILE") }
+                keep = number
+            }
+            return .backup(file: parsed.words.first, keep: keep)
         case "import":
             return .importFiles(directory: try read(1...1, names: ["DIR"]).words[0])
         default:

@@ -54,12 +54,14 @@ struct CommandSpec: Sendable {
               --search TEXT     notes whose title or text contains TEXT (any case)
             """),
         CommandSpec(
-            name: "show", usage: "show NOTE [--html|--text|--markdown]",
+            name: "show", usage: "show NOTE [--at REV] [--html|--text|--markdown]",
             summary: "Print a note.",
             details: """
             Prints the note's details and its body as Markdown. With a format flag, prints
             only the body in that format, exactly (for scripts and redirection).
               --html --text --markdown   the body format
+              --at REV                   the note as it was at revision REV (an id or a unique
+                                         prefix, as `notesctl log` prints them)
             """),
         CommandSpec(
             name: "new", usage: "new [FILE] [--title TITLE] [--folder FOLDER] [--tag TAG]... [--pin] [--color COLOR] [--file FILE] [--markdown|--html|--text]",
@@ -116,14 +118,22 @@ struct CommandSpec: Sendable {
             summary: "Move a note to the Trash.",
             details: "Moves the note to the Trash; `notesctl restore NOTE` takes it back out."),
         CommandSpec(
-            name: "restore", usage: "restore NOTE",
-            summary: "Take a note out of the Trash.",
-            details: "Puts the note back in the folder it was in."),
+            name: "restore", usage: "restore NOTE [--to REV]",
+            summary: "Take a note out of the Trash, or bring back an old revision.",
+            details: """
+            Puts the note back in the folder it was in.
+              --to REV   instead, write a new revision whose title, body, folder, tags, pin and
+                         colour are those of revision REV (an id or a unique prefix, as
+                         `notesctl log` prints them); the history keeps everything in between
+                         and shows "restored from REV". Changes made elsewhere meanwhile merge.
+            """),
         CommandSpec(
             name: "purge", usage: "purge NOTE [--yes]",
             summary: "Delete a note permanently, on every device.",
             details: """
             Deletes the note for good on every device. Asks for confirmation on a terminal.
+            The delete covers what you were shown: if the note is changed on another device
+            before it lands, the note is kept and you are told who changed it.
               --yes   do not ask (required when stdin is not a terminal)
             """),
         CommandSpec(
@@ -150,9 +160,23 @@ struct CommandSpec: Sendable {
             summary: "List conflict copies (other versions kept by a merge).",
             details: "Lists conflict copies with the note each is the other version of. Keep what you need, then `notesctl trash` the copy."),
         CommandSpec(
-            name: "log", usage: "log NOTE",
+            name: "log", usage: "log NOTE [--patch]",
             summary: "Show a note's revision history.",
-            details: "Lists the note's revisions, newest first: when, which device, what changed."),
+            details: """
+            Lists the note's revisions, newest first: when, which device, what changed.
+              -p, --patch   also each revision's blocks added (+) and removed (-) against its
+                            first parent
+            """),
+        CommandSpec(
+            name: "backup", usage: "backup [FILE] [--keep N]",
+            summary: "Save a consistent copy of the whole library.",
+            details: """
+            Copies the database while notesd keeps running and syncing, and checks the copy
+            with integrity_check. FILE is created (mode 0600; never over an existing file);
+            without FILE the copy goes to backups/ in notesd's data directory.
+              --keep N   without FILE: keep only the newest N backups there
+            Restore a copy with notesd stopped: notesd --restore-backup FILE
+            """),
         CommandSpec(
             name: "sync", usage: "sync [--wait] [--timeout SECONDS]",
             summary: "Sync with every peer now; --wait until caught up.",

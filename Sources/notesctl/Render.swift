@@ -192,11 +192,14 @@ struct Render {
     }
 
     /// `show` without a format flag: details, a blank line, the text.
-    func document(_ document: NoteDocument) -> String {
+    func document(_ document: NoteDocument, atRevision revision: String? = nil) -> String {
         let note = document.summary
         var fields: [(String, String)] = [
             ("title", note.title),
             ("id", note.id),
+        ]
+        if let revision { fields.append(("revision", "\(revision) (an old version; `notesctl restore \(note.short) --to \(revision.prefix(12))` brings it back)")) }
+        fields += [
             ("folder", note.folderPath.isEmpty ? "Uncategorized" : note.folderPath),
         ]
         if !note.tags.isEmpty { fields.append(("tags", note.tags.joined(separator: ", "))) }
@@ -218,10 +221,53 @@ struct Render {
             rows: entries.map { entry in
                 [
                     time.local(entry.time), entry.deviceName ?? entry.deviceShort ?? "unknown", String(entry.revision.prefix(12)),
-                    entry.changes.map(\.rawValue).joined(separator: ","), Self.truncate(entry.title, to: 40),
+                    Self.changeSummary(entry), entry.erased ? "(erased by a permanent delete)" : Self.truncate(entry.title, to: 40),
                 ]
             }
         ).render()
+    }
+
+    /// The CHANGES column: what changed, and where a restore brought the content from.
+    static func changeSummary(_ entry: HistoryEntry) -> String {
+        let changes = entry.changes.map(\.rawValue).joined(separator: ",")
+        guard let source = entry.restoredFrom else { return changes }
+        return "restored from \(source.prefix(12))"
+    }
+
+    /// `log --patch`: each revision, then its blocks added (`+`) and removed (`-`), one line
+    /// per line of block text.
+    func historyWithPatches(_ entries: [HistoryEntry]) -> String {
+        guard !entries.isEmpty else { return "No history." }
+        return entries.map { entry in
+            var lines = [
+                "revision \(entry.revision)",
+                "Date:   \(time.local(entry.time))  on \(entry.deviceName ?? entry.deviceShort ?? "an unknown device")",
+                "Change: \(Self.changeSummary(entry))" + (entry.title.isEmpty ? "" : "  \"\(entry.title)\""),
+            ]
+            if entry.erased {
+                lines.append("  (content erased by a permanent delete)")
+            } else {
+                for change in entry.patch ?? [] {
+                    let text = change.text.isEmpty ? change.html : change.text
+                    lines += text.split(separator: "\n", omittingEmptySubsequences: false).map { "\(change.op.rawValue) \($0)" }
+                }
+            }
+            return lines.joined(separator: "\n")
+        }.joined(separator: "\n\n")
+    }
+
+    func backup(_ result: BackupResult, file: String?) -> String {
+        let size = ByteCountFormatter.string(fromByteCount: result.bytes, countStyle: .file)
+        var text = "Backed up to \(file ?? result.path ?? "?") (\(size), household \(result.household.prefix(8)), checked with integrity_check)."
+        if !result.removed.isEmpty { text += "\nRemoved \(result.removed.count) older backup\(result.removed.count == 1 ? "" : "s")." }
+        return text + "\nRestore it with notesd stopped: notesd --restore-backup \(file ?? result.path ?? "FILE")"
+    }
+
+    /// A purge the daemon refused because the note changed after it was read.
+    func keptPurge(_ result: PurgeResult, note: NoteSummary) -> String {
+        let devices = Array(Set(result.unseen.map { $0.deviceName ?? $0.deviceShort ?? "another device" })).sorted()
+        let names = devices.isEmpty ? "another device" : devices.joined(separator: ", ")
+        return "Kept \(note.short) \"\(note.title)\": it was changed on \(names) after you opened it. Nothing was deleted; look at `notesctl show \(note.short)` and purge again if you still want it gone."
     }
 
     func folders(_ folders: [FolderInfo]) -> String {

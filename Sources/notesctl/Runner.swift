@@ -103,6 +103,16 @@ final class Runner {
             } else {
                 Output.line(render.document(document))
             }
+        case .showRevision(let id, let revision, let format):
+            let params = NoteRevisionParams(id: id, revision: revision, format: format ?? (options.json ? .html : .markdown))
+            let document = try call(ControlMethods.NotesGetRevision.self, params)
+            if options.json {
+                Output.line(try Output.json(document))
+            } else if format != nil {
+                Output.raw(document.body)
+            } else {
+                Output.line(render.document(document, atRevision: document.heads.first))
+            }
         case .new(let note):
             try create(note)
         case .edit(let edit):
@@ -124,6 +134,12 @@ final class Runner {
         case .restore(let id):
             let note = try call(ControlMethods.NotesRestore.self, NoteReference(id: id))
             try emit(note, render.noteLine("Restored", note))
+        case .restoreRevision(let id, let revision):
+            let restored = try call(ControlMethods.NotesRestoreRevision.self, RestoreRevisionParams(id: id, revision: revision))
+            let from = String(restored.restoredFrom.prefix(12))
+            try emit(restored, restored.changed
+                ? render.noteLine("Restored", restored.note) + " to revision \(from) (a new revision; `notesctl log \(restored.note.short)` shows it)"
+                : render.noteLine("Unchanged", restored.note) + ": it already matches revision \(from)")
         case .purge(let id, let confirmed):
             try purge(id: id, confirmed: confirmed)
         case .folders:
@@ -142,9 +158,9 @@ final class Runner {
             if options.json { return Output.line(try Output.json(copies)) }
             let originals = try call(ControlMethods.NotesList.self, NotesListParams()) + call(ControlMethods.NotesList.self, NotesListParams(trashed: true))
             Output.line(render.conflicts(copies, originals: Dictionary(originals.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })))
-        case .log(let id):
-            let history = try call(ControlMethods.NotesHistory.self, NoteReference(id: id))
-            try emit(history, render.history(history))
+        case .log(let id, let patch):
+            let history = try call(ControlMethods.NotesHistory.self, NoteHistoryParams(id: id, patch: patch ? true : nil))
+            try emit(history, patch ? render.historyWithPatches(history) : render.history(history))
         case .sync(let wait, let timeoutSeconds):
             let timeoutMs = timeoutSeconds.map { Int(($0 * 1000).rounded(.up)) }
             // The daemon enforces the timeout; ours only guards against a daemon that hangs.
@@ -156,6 +172,8 @@ final class Runner {
         case .export(let directory, let markdown, let force):
             let report = try Transfer.export(to: directory, markdown: markdown, force: force, client: client())
             try emit(report, "Exported \(report.written.count) notes to \(directory)" + (report.unchanged.isEmpty ? "" : " (\(report.unchanged.count) unchanged)"))
+        case .backup(let file, let keep):
+            try backup(file: file, keep: keep)
         case .importFiles(let directory):
             let report = try Transfer.importFiles(from: directory, client: client())
             try emit(report, "Imported \(report.imported.count) notes from \(directory)"
@@ -249,20 +267,49 @@ final class Runner {
         try emit(updated, render.noteLine("Updated", updated))
     }
 
+    /// Deletes what was shown (or, with `--yes`, what was read just before): the daemon keeps
+    /// the note when it changed since, so nobody deletes an edit they never saw.
     private func purge(id: String, confirmed: Bool) throws(CLIFailure) {
-        var id = id
         if !confirmed {
             guard stdinIsTerminal else { throw .usage("purge deletes for good: add --yes when stdin is not a terminal", command: "purge") }
-            let note = try call(ControlMethods.NotesGet.self, NoteGetParams(id: id, format: .text)).summary
+        }
+        let document = try call(ControlMethods.NotesGet.self, NoteGetParams(id: id, format: .text))
+        let note = document.summary
+        if !confirmed {
             Output.prompt("Delete \(note.short) \"\(note.title)\" permanently, on every device? [y/N] ")
             guard let answer = readLine(), ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased()) else {
                 Output.error("Nothing deleted.")
                 return
             }
-            id = note.id
         }
-        let purged = try call(ControlMethods.NotesPurge.self, NoteReference(id: id))
-        try emit(purged, "Deleted \(purged.id) permanently.")
+        let purged = try call(ControlMethods.NotesPurge.self, NotePurgeParams(id: note.id, baseHeads: document.heads))
+        try emit(purged, purged.purged ? "Deleted \(purged.id) permanently." : render.keptPurge(purged, note: note))
+    }
+
+    /// `backup FILE`: the file is created here (mode 0600, never over an existing one) and the
+    /// open descriptor handed to notesd, which may not be allowed to write where the user can.
+    private func backup(file: String?, keep: Int?) throws(CLIFailure) {
+        guard let file else {
+            let result = try call(ControlMethods.Backup.self, BackupParams(keep: keep), timeout: nil)
+            return try emit(result, render.backup(result, file: nil))
+        }
+        let connection = try client()
+        let descriptor = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            let code = errno
+            throw CLIFailure(code == EEXIST
+                ? "\(file) already exists; choose another name or remove it first"
+                : "cannot create \(file): \(String(cString: strerror(code)))")
+        }
+        defer { close(descriptor) }
+        let result: BackupResult
+        do {
+            result = try connection.call(ControlMethods.Backup.self, BackupParams(toDescriptor: true), passing: descriptor)
+        } catch {
+            unlink(file)
+            throw CLIFailure(error)
+        }
+        try emit(result, render.backup(result, file: file))
     }
 
     /// `mkdir`: the parent must exist, unless `parents`, which creates what is missing and

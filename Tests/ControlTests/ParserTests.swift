@@ -59,6 +59,12 @@ import Testing
         #expect(command("mv 0190 /") == .move(id: "0190", folder: "/"))
         #expect(command("trash 0190") == .trash(id: "0190"))
         #expect(command("restore 0190") == .restore(id: "0190"))
+        #expect(command("restore 0190 --to abcd12") == .restoreRevision(id: "0190", revision: "abcd12"))
+        #expect(command("show 0190 --at abcd12 --text") == .showRevision(id: "0190", revision: "abcd12", format: .text))
+        #expect(command("log 0190 --patch") == .log(id: "0190", patch: true))
+        #expect(command("backup") == .backup(file: nil, keep: nil))
+        #expect(command("backup --keep 7") == .backup(file: nil, keep: 7))
+        #expect(command("backup copy.db") == .backup(file: "copy.db", keep: nil))
         #expect(command("purge 0190") == .purge(id: "0190", confirmed: false))
         #expect(command("purge 0190 --yes") == .purge(id: "0190", confirmed: true))
         #expect(command("purge -y 0190") == .purge(id: "0190", confirmed: true))
@@ -68,7 +74,7 @@ import Testing
         #expect(command("rmdir Work") == .removeFolder("Work", force: false))
         #expect(command("rmdir Work --force") == .removeFolder("Work", force: true))
         #expect(command("conflicts") == .conflicts)
-        #expect(command("log 0190") == .log(id: "0190"))
+        #expect(command("log 0190") == .log(id: "0190", patch: false))
         #expect(command("sync") == .sync(wait: false, timeoutSeconds: nil))
         #expect(command("sync --wait") == .sync(wait: true, timeoutSeconds: nil))
         #expect(command("sync --wait --timeout 2.5") == .sync(wait: true, timeoutSeconds: 2.5))
@@ -187,7 +193,7 @@ import Testing
         "tag": ["tag", "n"], "pin": ["pin", "n"], "mv": ["mv", "n", "f"], "trash": ["trash", "n"],
         "restore": ["restore", "n"], "purge": ["purge", "n"], "folders": ["folders"], "mkdir": ["mkdir", "a"],
         "rmdir": ["rmdir", "a"], "conflicts": ["conflicts"], "log": ["log", "n"], "sync": ["sync"],
-        "watch": ["watch"], "export": ["export", "d"], "import": ["import", "d"], "help": ["help"],
+        "watch": ["watch"], "export": ["export", "d"], "import": ["import", "d"], "help": ["help"], "backup": ["backup"],
     ]
 
     @Test func everyCommandHasHelpAndEveryHelpEntryIsACommand() throws {
@@ -211,7 +217,7 @@ import Testing
             for option in options {
                 var arguments = try #require(Self.samples[spec.name])
                 arguments.append(String(option))
-                if ["--address", "--folder", "--tag", "--search", "--title", "--color", "--file", "--timeout"].contains(String(option)) {
+                if ["--address", "--folder", "--tag", "--search", "--title", "--color", "--file", "--timeout", "--at", "--to", "--keep"].contains(String(option)) {
                     arguments.append(option == "--address" ? "h:1" : "1")
                 }
                 if option == "--timeout" { arguments.append("--wait") }

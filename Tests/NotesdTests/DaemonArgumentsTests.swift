@@ -37,6 +37,15 @@ import TestSupport
             socketPath: "/tmp/notesd-1000/control.sock", name: "desk", staticPeers: [], mdnsEnabled: true, logLevel: .info))
     }
 
+    @Test func restoreBackupTakesTheFileAndTheDataDirectoryOnly() throws {
+        #expect(try DaemonArguments.parse(["--restore-backup", "copy.db"], environment: Self.shell).get()
+            == .restoreBackup(file: "/work/here/copy.db", dataDirectory: "/home/ada/.local/share/notesd"))
+        #expect(try DaemonArguments.parse(["--restore-backup=/b/c.db", "--data-dir", "/d"], environment: Self.shell).get()
+            == .restoreBackup(file: "/b/c.db", dataDirectory: "/d"))
+        #expect(Self.usageError(["--restore-backup", "c.db", "--listen", "127.0.0.1:1"]) == "--restore-backup takes only --data-dir (and --log-level)")
+        #expect(Self.usageError(["--restore-backup"]) == "--restore-backup needs a value")
+    }
+
     @Test func defaultsUnderSystemdUseStateAndRuntimeDirectories() throws {
         let environment = Self.with([
             "HOME": "/home/ada", "XDG_DATA_HOME": "/home/ada/data", "XDG_RUNTIME_DIR": "/run/user/1000",

@@ -263,7 +263,7 @@ public struct NoteUpdateParams: Codable, Hashable, Sendable {
     }
 }
 
-/// Params naming one note: `notes.trash`, `notes.restore`, `notes.purge`, `notes.history`.
+/// Params naming one note: `notes.trash`, `notes.restore`.
 public struct NoteReference: Codable, Hashable, Sendable {
     /// A full note id or a unique prefix.
     public var id: String
@@ -273,10 +273,19 @@ public struct NoteReference: Codable, Hashable, Sendable {
 
 /// `notes.purge` result.
 public struct PurgeResult: Codable, Hashable, Sendable {
-    /// The full id of the note now deleted for good (a tombstone remains).
+    /// The full id of the note.
     public var id: String
+    /// `true`: deleted for good (a tombstone remains). `false`: kept, because it was changed
+    /// after the `baseHeads` the delete was based on; `unseen` says by whom.
+    public var purged: Bool
+    /// When kept: the revisions the person deleting had not seen, newest first.
+    public var unseen: [HistoryEntry]
 
-    public init(id: String) { self.id = id }
+    public init(id: String, purged: Bool = true, unseen: [HistoryEntry] = []) {
+        self.id = id
+        self.purged = purged
+        self.unseen = unseen
+    }
 }
 
 /// What a revision changed, against its first parent (a merge: against the merged heads).
@@ -309,10 +318,19 @@ public struct HistoryEntry: Codable, Hashable, Sendable {
     public var title: String
     /// What changed; never empty.
     public var changes: [HistoryChange]
+    /// Set when this revision brought back an earlier one's content (`notes.restoreRevision`,
+    /// or an edit back to exactly what an ancestor held): that ancestor's id.
+    public var restoredFrom: String?
+    /// A permanent delete erased this revision's content: it cannot be shown or restored.
+    public var erased: Bool
+    /// With `notes.history`'s `patch`: the blocks added and removed against the first parent
+    /// (all blocks added for the first revision; empty for a tombstone or an erased revision).
+    public var patch: [BlockChange]?
 
     public init(
         revision: String, parents: [String], hlc: String, time: Timestamp, device: String?, deviceShort: String?,
-        deviceName: String?, title: String, changes: [HistoryChange]
+        deviceName: String?, title: String, changes: [HistoryChange], restoredFrom: String? = nil, erased: Bool = false,
+        patch: [BlockChange]? = nil
     ) {
         self.revision = revision
         self.parents = parents
@@ -323,6 +341,29 @@ public struct HistoryEntry: Codable, Hashable, Sendable {
         self.deviceName = deviceName
         self.title = title
         self.changes = changes
+        self.restoredFrom = restoredFrom
+        self.erased = erased
+        self.patch = patch
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case revision, parents, hlc, time, device, deviceShort, deviceName, title, changes, restoredFrom, erased, patch
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        revision = try container.decode(String.self, forKey: .revision)
+        parents = try container.decode([String].self, forKey: .parents)
+        hlc = try container.decode(String.self, forKey: .hlc)
+        time = try container.decode(Timestamp.self, forKey: .time)
+        device = try container.decodeIfPresent(String.self, forKey: .device)
+        deviceShort = try container.decodeIfPresent(String.self, forKey: .deviceShort)
+        deviceName = try container.decodeIfPresent(String.self, forKey: .deviceName)
+        title = try container.decode(String.self, forKey: .title)
+        changes = try container.decode([HistoryChange].self, forKey: .changes)
+        restoredFrom = try container.decodeIfPresent(String.self, forKey: .restoredFrom)
+        erased = try container.decodeIfPresent(Bool.self, forKey: .erased) ?? false
+        patch = try container.decodeIfPresent([BlockChange].self, forKey: .patch)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -336,5 +377,8 @@ public struct HistoryEntry: Codable, Hashable, Sendable {
         try container.encodeNullable(deviceName, forKey: .deviceName)
         try container.encode(title, forKey: .title)
         try container.encode(changes, forKey: .changes)
+        try container.encodeNullable(restoredFrom, forKey: .restoredFrom)
+        try container.encode(erased, forKey: .erased)
+        try container.encodeIfPresent(patch, forKey: .patch)
     }
 }

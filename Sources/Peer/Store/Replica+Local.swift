@@ -217,7 +217,7 @@ extension Replica {
         }
         if heads.count == 1, let head = try revisionRow(heads[0]), head.author == replicaID, !head.purged,
            head.kind == content.kind, let dot = try ownDot(of: head.id), dot.seq > offeredSeq,
-           now <= head.hlc.milliseconds + Self.coalescingWindowMilliseconds
+           now <= head.hlc.milliseconds + Self.coalescingWindowMilliseconds, dot.seq > (try sealedSeq())
         {
             let revision = Revision(record: record, parents: head.parents, author: replicaID, hlc: hlc, content: content)
             let encoded = try insertLocalRevision(revision)

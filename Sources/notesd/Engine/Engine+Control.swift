@@ -197,46 +197,6 @@ extension Engine {
         return try noteSummary(id)
     }
 
-    func notesPurge(_ params: NoteReference) throws -> PurgeResult {
-        let id = try resolveNote(params.id)
-        try replica.purgeNote(id, now: Self.now())
-        committed(.local)
-        return PurgeResult(id: id.description)
-    }
-
-    func notesHistory(_ params: NoteReference) throws -> [Control.HistoryEntry] {
-        let id = try resolveNote(params.id)
-        let entries = try replica.history(of: id)
-        let byRevision = Dictionary(entries.map { ($0.revision, $0) }, uniquingKeysWith: { first, _ in first })
-        let authors = replicaDevices()
-        return entries.map { entry in
-            let parent = entry.parents.first.flatMap { byRevision[$0] }
-            let author = authors[entry.author]
-            return Control.HistoryEntry(
-                revision: entry.revision.description, parents: entry.parents.map(\.description), hlc: entry.hlc.description,
-                time: Timestamp(millisecondsSince1970: Int64(entry.hlc.milliseconds)), device: author?.id.description,
-                deviceShort: author?.id.short, deviceName: author?.name, title: entry.note?.title ?? "",
-                changes: Self.changes(entry, parent: parent))
-        }
-    }
-
-    /// What a revision changed against its first parent (docs/control-protocol.md, `notes.history`).
-    static func changes(_ entry: Peer.HistoryEntry, parent: Peer.HistoryEntry?) -> [HistoryChange] {
-        if entry.isTombstone { return [.deleted] }
-        var changes: [HistoryChange] = []
-        if entry.parents.count > 1 { changes.append(.merged) }
-        guard let parent else { return entry.parents.isEmpty ? [.created] : changes.isEmpty ? [.body] : changes }
-        guard let now = entry.note, let before = parent.note else { return changes.isEmpty ? [.body] : changes }
-        if now.title != before.title { changes.append(.title) }
-        if now.body != before.body { changes.append(.body) }
-        if now.folder != before.folder { changes.append(.folder) }
-        if now.tags != before.tags { changes.append(.tags) }
-        if now.pinned != before.pinned { changes.append(.pinned) }
-        if now.color != before.color { changes.append(.color) }
-        if now.trashed != before.trashed { changes.append(now.trashed ? .trashed : .restored) }
-        return changes.isEmpty ? [.body] : changes
-    }
-
     /// Which device authored revisions of each replica: this one, and every peer whose Hello
     /// named its replica.
     func replicaDevices() -> [ReplicaID: (id: DeviceID, name: String)] {

@@ -65,6 +65,10 @@ struct EngineControlHandler: ControlRequestHandler {
             run(M.NotesPurge.self, request, context, reply) { engine, params in try engine.notesPurge(params) }
         case M.NotesHistory.name:
             run(M.NotesHistory.self, request, context, reply) { engine, params in try engine.notesHistory(params) }
+        case M.NotesGetRevision.name:
+            run(M.NotesGetRevision.self, request, context, reply) { engine, params in try engine.notesGetRevision(params) }
+        case M.NotesRestoreRevision.name:
+            run(M.NotesRestoreRevision.self, request, context, reply) { engine, params in try engine.notesRestoreRevision(params) }
         case M.FoldersList.name:
             run(M.FoldersList.self, request, context, reply) { engine, _ in try engine.folderInfos() }
         case M.FoldersCreate.name:
@@ -79,6 +83,9 @@ struct EngineControlHandler: ControlRequestHandler {
             run(M.MarkdownParse.self, request, context, reply) { _, params in try Engine.markdownParse(params) }
         case M.Sync.name:
             answer(M.Sync.self, request, context, reply) { engine, params, complete in engine.startSync(params, complete: complete) }
+        case M.Backup.name:
+            let descriptor = context.descriptors.take()
+            answer(M.Backup.self, request, context, reply) { engine, params, complete in engine.startBackup(params, descriptor: descriptor, complete: complete) }
         case M.Watch.name:
             let sink = context.startWatch()
             run(M.Watch.self, request, context, reply) { engine, _ in engine.watch(sink) }

@@ -8,6 +8,8 @@ enum DaemonCommand: Hashable, Sendable {
     case version
     /// `--help` or `-h`: print `DaemonArguments.help` and exit 0.
     case help
+    /// `--restore-backup FILE [--data-dir DIR]`: install a backup as the library, daemon stopped.
+    case restoreBackup(file: String, dataDirectory: String)
 }
 
 /// A command line `notesd` cannot use; `main` prints the message and the usage, exits 64.
@@ -21,7 +23,10 @@ struct DaemonUsageError: Error, Hashable, Sendable, CustomStringConvertible {
 /// defaults following systemd first, then XDG (docs/systemd.md). Pure: the same arguments and
 /// `ProcessEnvironment` always give the same command or the same error.
 enum DaemonArguments {
-    static let usage = "usage: notesd [--data-dir DIR] [--listen HOST:PORT] [--socket PATH] [--name NAME] [--peer HOST:PORT]... [--no-mdns] [--log-level LEVEL]"
+    static let usage = """
+        usage: notesd [--data-dir DIR] [--listen HOST:PORT] [--socket PATH] [--name NAME] [--peer HOST:PORT]... [--no-mdns] [--log-level LEVEL]
+               notesd --restore-backup FILE [--data-dir DIR]
+        """
 
     static let help = """
         notesd \(NotesVersion.string): peer-to-peer notes sync daemon; drive it with notesctl.
@@ -38,6 +43,9 @@ enum DaemonArguments {
           --peer HOST:PORT     a peer to dial without discovery; repeatable
           --no-mdns            do not publish or browse _notesd._tcp with Avahi
           --log-level LEVEL    debug, info (default), notice, warning or error
+          --restore-backup FILE  with notesd stopped: replace the library in the data
+                               directory by the backup FILE (from `notesctl backup`), under a
+                               new replica id; the library it replaces is kept, renamed
           --version            print the version and exit
           --help, -h           print this help and exit
         """
@@ -55,6 +63,7 @@ enum DaemonArguments {
         var peers: [String] = []
         var noMDNS = false
         var logLevel: String?
+        var restoreBackup: String?
     }
 
     private static func parseOrThrow(_ arguments: [String], environment: ProcessEnvironment) throws(DaemonUsageError) -> DaemonCommand {
@@ -94,12 +103,22 @@ enum DaemonArguments {
             case "--name": options.name = try value()
             case "--peer": options.peers.append(try value())
             case "--log-level": options.logLevel = try value()
+            case "--restore-backup": options.restoreBackup = try value()
             case "--no-mdns":
                 guard inline == nil else { throw DaemonUsageError(message: "--no-mdns takes no value") }
                 options.noMDNS = true
             default:
                 throw DaemonUsageError(message: "unknown option \(name)")
             }
+        }
+        if let file = options.restoreBackup {
+            guard options.listen == nil, options.socket == nil, options.name == nil, options.peers.isEmpty, !options.noMDNS else {
+                throw DaemonUsageError(message: "--restore-backup takes only --data-dir (and --log-level)")
+            }
+            guard let directory = options.dataDirectory.map({ absolute($0, in: environment) }) ?? defaultDataDirectory(environment) else {
+                throw DaemonUsageError(message: "cannot choose a data directory because $HOME is not set; pass --data-dir DIR")
+            }
+            return .restoreBackup(file: absolute(file, in: environment), dataDirectory: directory)
         }
         return .run(try config(from: options, environment: environment))
     }

@@ -72,6 +72,8 @@ enum DaemonMain {
         case .success(.version):
             print("notesd \(NotesVersion.string)")
             exit(DaemonExitStatus.success.rawValue)
+        case .success(.restoreBackup(let file, let directory)):
+            exit(RestoreBackupCommand.run(file: file, dataDirectory: directory).rawValue)
         case .success(.run(let config)):
             let log = Log.standardError(level: config.logLevel, environment: environment.variables)
             let stop = StopLatch()
