@@ -53,6 +53,37 @@ import TestSupport
         #expect(try device.run { try $0.status().noteCount } == device.run { try $0.replica.noteIDs().count })
     }
 
+    @Test func notesListPagesAreTheListInPiecesWithTheSameShortIds() async throws {
+        try await offThePool { try self.blockingNotesListPagesAreTheListInPiecesWithTheSameShortIds() }
+    }
+
+    func blockingNotesListPagesAreTheListInPiecesWithTheSameShortIds() throws {
+        let device = try TestDevice(name: "alpha")
+        try device.run { engine in
+            _ = try engine.foldersCreate(FolderCreateParams(name: "Work"))
+            for index in 0..<25 {
+                _ = try engine.notesCreate(NoteCreateParams(title: "Note \(index)", html: "<p>x</p>", folder: index % 2 == 0 ? "Work" : nil, pinned: index % 6 == 0))
+            }
+        }
+        for params in [NotesListParams(), NotesListParams(folder: "Work"), NotesListParams(pinned: false)] {
+            let whole = try device.run { try $0.notesList(params) }
+            var pages: [Control.NoteSummary] = []
+            var request = params
+            request.limit = 4
+            while true {
+                let page = try device.run { try $0.notesList(request) }
+                pages += page
+                guard page.count == 4, let last = page.last else { break }
+                request.after = NotesListAfter(last)
+            }
+            // Same notes, same order, same short ids and folder paths as the whole list.
+            #expect(pages == whole)
+        }
+        for bad in [NotesListParams(limit: 0), NotesListParams(limit: 10_001), NotesListParams(after: NotesListAfter(pinned: false, modified: Timestamp(rawValue: 0), id: "abcd"))] {
+            #expect { try device.run { try $0.notesList(bad) } } throws: { ($0 as? RPCError)?.code == .invalidParams }
+        }
+    }
+
     /// Adds generated notes, spread over `folders`, in one transaction (outside any measure).
     private func grow(_ device: TestDevice, to count: Int, folders: [String]) throws {
         try device.run { engine in
