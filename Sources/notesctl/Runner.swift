@@ -56,6 +56,18 @@ final class Runner {
         try call(method, EmptyParams())
     }
 
+    /// Every note `filters` match, page by page: one answer holding a large library would
+    /// not fit in a control line.
+    private func listNotes(_ filters: NotesListParams) throws(CLIFailure) -> [NoteSummary] {
+        do { return try client().listEveryNote(filters) } catch let error as ControlClientError {
+            throw CLIFailure(error)
+        } catch let error as CLIFailure {
+            throw error
+        } catch {
+            throw CLIFailure(String(describing: error))
+        }
+    }
+
     /// Prints `value` as JSON with `--json`, else the human text.
     private func emit<Value: Encodable>(_ value: Value, _ human: @autoclosure () -> String) throws(CLIFailure) {
         if options.json {
@@ -90,7 +102,7 @@ final class Runner {
             let peer = try call(ControlMethods.Connect.self, ConnectParams(address: address))
             try emit(peer, render.connected(peer))
         case .list(let filters):
-            let notes = try call(ControlMethods.NotesList.self, filters)
+            let notes = try listNotes(filters)
             try emit(notes, render.notes(notes))
         case .show(let id, let format):
             // People see Markdown by default (headings, lists and checkboxes stay visible);
@@ -154,9 +166,9 @@ final class Runner {
                 : " (\(deleted.notes) notes now in Uncategorized, \(deleted.folders) folders now at the top level)"
             try emit(deleted, "Deleted folder \(deleted.path)\(moved)")
         case .conflicts:
-            let copies = try call(ControlMethods.NotesList.self, NotesListParams(conflicts: true))
+            let copies = try listNotes(NotesListParams(conflicts: true))
             if options.json { return Output.line(try Output.json(copies)) }
-            let originals = try call(ControlMethods.NotesList.self, NotesListParams()) + call(ControlMethods.NotesList.self, NotesListParams(trashed: true))
+            let originals = try listNotes(NotesListParams()) + listNotes(NotesListParams(trashed: true))
             Output.line(render.conflicts(copies, originals: Dictionary(originals.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })))
         case .log(let id, let patch):
             let history = try call(ControlMethods.NotesHistory.self, NoteHistoryParams(id: id, patch: patch ? true : nil))

@@ -50,7 +50,7 @@ enum Transfer {
     /// when any existing file differs (and not `force`), nothing is written.
     static func export(to directory: String, markdown: Bool, force: Bool, client: ControlClient) throws(CLIFailure) -> ExportReport {
         let fileManager = FileManager.default
-        let notes = try call { () throws(ControlClientError) in try client.call(ControlMethods.NotesList.self, NotesListParams()) }
+        let notes = try call { () throws(ControlClientError) in try client.listEveryNote(NotesListParams()) }
         let plan = ExportPlan.files(for: notes, fileExtension: markdown ? ".md" : ".html")
         let summaries = Dictionary(notes.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var pending: [(relative: String, contents: Data, modified: Date)] = []

@@ -74,14 +74,45 @@ public struct NotesListParams: Codable, Hashable, Sendable {
     public var pinned: Bool?
     /// Case-insensitive substring of the title or of the body's text (markup ignored).
     public var query: String?
+    /// At most this many notes (1…10,000), from the start of the order or after `after`.
+    /// Absent: every match. A page reads only its own notes, so it costs the same at any
+    /// library size.
+    public var limit: Int?
+    /// Continue after this note: the last note of the previous page, by its sort key.
+    public var after: NotesListAfter?
 
-    public init(folder: String? = nil, tag: String? = nil, trashed: Bool? = nil, conflicts: Bool? = nil, pinned: Bool? = nil, query: String? = nil) {
+    public init(
+        folder: String? = nil, tag: String? = nil, trashed: Bool? = nil, conflicts: Bool? = nil, pinned: Bool? = nil, query: String? = nil,
+        limit: Int? = nil, after: NotesListAfter? = nil
+    ) {
         self.folder = folder
         self.tag = tag
         self.trashed = trashed
         self.conflicts = conflicts
         self.pinned = pinned
         self.query = query
+        self.limit = limit
+        self.after = after
+    }
+}
+
+/// Where a page of `notes.list` continues: the `pinned`, `modified` and `id` of the last
+/// `NoteSummary` of the page before. The key, not a position, so notes created or edited
+/// between pages neither repeat nor shift the next page.
+public struct NotesListAfter: Codable, Hashable, Sendable {
+    public var pinned: Bool
+    public var modified: Timestamp
+    public var id: String
+
+    public init(pinned: Bool, modified: Timestamp, id: String) {
+        self.pinned = pinned
+        self.modified = modified
+        self.id = id
+    }
+
+    /// The key of the last summary of a page.
+    public init(_ last: NoteSummary) {
+        self.init(pinned: last.pinned, modified: last.modified, id: last.id)
     }
 }
 

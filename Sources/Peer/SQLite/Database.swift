@@ -82,6 +82,20 @@ public final class Database {
         try statement(sql).first(values, transform)
     }
 
+    /// What SQLite's statements have done on this connection so far (`sqlite3_stmt_status`,
+    /// summed over every prepared statement, triggers included; `BEGIN`/`COMMIT` and the
+    /// other `execute` calls are not counted). Differences between two readings show what one
+    /// request cost, independently of timing (docs/benchmarks.md, "Cost that grows with the
+    /// library").
+    public var statementCounters: StatementCounters {
+        var total = StatementCounters()
+        for statement in cache.values { total.add(statement.counters) }
+        return total
+    }
+
+    /// `statementCounters` for each prepared statement, by SQL text: which statement did it.
+    public var statementCountersBySQL: [String: StatementCounters] { cache.mapValues(\.counters) }
+
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes(handle)) }
 

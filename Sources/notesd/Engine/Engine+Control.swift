@@ -40,12 +40,13 @@ extension Engine {
     /// Resolves a note reference: a full id, or a unique prefix of ≥ 4 hex digits (dashes and
     /// case ignored).
     func resolveNote(_ reference: String) throws -> NoteID {
-        if let id = RecordID(reference.lowercased()), try replica.note(id) != nil { return id }
+        if let id = RecordID(reference.lowercased()), try replica.noteExists(id) { return id }
         let wanted = Self.hexDigits(reference)
         guard wanted.count >= 4, wanted.count == reference.filter({ $0 != "-" }).count else {
             throw RPCError.invalidParams("a note reference is a note id or at least 4 of its hex digits (got \"\(reference)\")")
         }
-        let matches = try replica.noteIDs().filter { Self.hexDigits($0.description).hasPrefix(wanted) }
+        // A range of ids, not every id: 20 are as many as the error lists.
+        let matches = try replica.noteIDs(withHexPrefix: wanted, limit: 20)
         guard let first = matches.first else { throw RPCError.notFound(.note, reference) }
         guard matches.count == 1 else {
             let candidates = try matches.prefix(20).map { AmbiguousData.Candidate(id: $0.description, label: try replica.note($0)?.title ?? "") }
@@ -60,17 +61,19 @@ extension Engine {
     /// (returned as nil).
     func resolveFolder(_ reference: String?) throws -> FolderID? {
         guard let reference, reference != "", reference != "/" else { return nil }
-        let folders = try replica.listFolders()
-        if let id = RecordID(reference.lowercased()), folders.contains(where: { $0.id == id }) { return id }
+        // Reads the folders the reference can name (by id, by last path name, by id range)
+        // and their ancestors, never the notes.
+        if let id = RecordID(reference.lowercased()), try replica.folder(id) != nil { return id }
         let path = reference.hasPrefix("/") ? String(reference.dropFirst()) : reference
-        let byPath = folders.filter { $0.path.joined(separator: "/") == path }
+        let name = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? path
+        let byPath = try replica.folders(named: name).filter { $0.path.joined(separator: "/") == path }
         if byPath.count == 1 { return byPath[0].id }
         if byPath.count > 1 {
             throw RPCError.ambiguous(.folder, reference, candidates: byPath.prefix(20).map { .init(id: $0.id.description, label: $0.path.joined(separator: "/")) })
         }
         let wanted = Self.hexDigits(reference)
         if wanted.count >= 4, wanted.count == reference.filter({ $0 != "-" }).count {
-            let matches = folders.filter { Self.hexDigits($0.id.description).hasPrefix(wanted) }
+            let matches = try replica.folderIDs(withHexPrefix: wanted, limit: 20).compactMap { try replica.folderSummary($0) }
             if matches.count == 1 { return matches[0].id }
             if matches.count > 1 {
                 throw RPCError.ambiguous(.folder, reference, candidates: matches.prefix(20).map { .init(id: $0.id.description, label: $0.path.joined(separator: "/")) })
@@ -98,13 +101,29 @@ extension Engine {
 
     // MARK: - Notes
 
+    /// Summaries of a whole listing: short forms among every note id, paths of every folder
+    /// (no note counts).
     func noteSummaries(_ notes: [Peer.NoteSummary]) throws -> [Control.NoteSummary] {
-        noteSummaries(notes, shortForms: Self.shortForms(try replica.noteIDs().map(\.description)))
+        noteSummaries(
+            notes, shortForms: Self.shortForms(try replica.noteIDs().map(\.description)),
+            paths: try replica.folderPaths().mapValues { $0.joined(separator: "/") })
     }
 
-    func noteSummaries(_ notes: [Peer.NoteSummary], shortForms shorts: [String: String]) -> [Control.NoteSummary] {
-        let paths = Dictionary(((try? replica.listFolders()) ?? []).map { ($0.id, $0.path.joined(separator: "/")) }, uniquingKeysWith: { first, _ in first })
-        return notes.map { note in
+    /// Summaries of a page: each short form from the note's id neighbours, each path from its
+    /// folder's ancestors, so the page costs its own notes.
+    func pagedNoteSummaries(_ notes: [Peer.NoteSummary]) throws -> [Control.NoteSummary] {
+        var shorts: [String: String] = [:]
+        var paths: [FolderID: String] = [:]
+        for note in notes {
+            let ids = ([note.id] + (try replica.neighbouringNoteIDs(of: note.id))).map(\.description)
+            shorts[note.id.description] = Self.shortForms(ids)[note.id.description]
+            if let folder = note.folder, paths[folder] == nil { paths[folder] = try replica.folderPath(folder)?.joined(separator: "/") }
+        }
+        return noteSummaries(notes, shortForms: shorts, paths: paths)
+    }
+
+    func noteSummaries(_ notes: [Peer.NoteSummary], shortForms shorts: [String: String], paths: [FolderID: String]) -> [Control.NoteSummary] {
+        notes.map { note in
             Control.NoteSummary(
                 id: note.id.description, short: shorts[note.id.description] ?? String(note.id.description.prefix(8)),
                 title: note.title, folder: note.folder?.description, folderPath: note.folder.flatMap { paths[$0] } ?? "",
@@ -114,18 +133,31 @@ extension Engine {
         }
     }
 
-    /// One note's summary, reading only that note (and its id neighbours for the short id).
+    /// One note's summary, reading only that note, its id neighbours (for the short id) and
+    /// its folder's ancestors (for the path).
     func noteSummary(_ id: NoteID) throws -> Control.NoteSummary {
         guard let note = try replica.noteSummary(id) else { throw RPCError.notFound(.note, id.description) }
-        let ids = ([id] + (try replica.neighbouringNoteIDs(of: id))).map(\.description)
-        return noteSummaries([note], shortForms: Self.shortForms(ids))[0]
+        return try pagedNoteSummaries([note])[0]
     }
+
+    static let listPageLimit = 10_000
 
     func notesList(_ params: NotesListParams) throws -> [Control.NoteSummary] {
         var filter = NoteFilter(trashed: params.trashed ?? false, conflictCopies: params.conflicts, pinned: params.pinned, text: params.query)
         if let folder = params.folder { filter.folder = .some(try resolveFolder(folder)) }
         filter.tag = params.tag
-        return try noteSummaries(try replica.listNotes(filter))
+        guard params.limit != nil || params.after != nil else { return try noteSummaries(try replica.listNotes(filter)) }
+        let limit = params.limit ?? Self.listPageLimit
+        guard (1...Self.listPageLimit).contains(limit) else {
+            throw RPCError.invalidParams("params.limit must be between 1 and \(Self.listPageLimit)")
+        }
+        let after = try params.after.map { after in
+            guard let id = RecordID(after.id.lowercased()) else {
+                throw RPCError.invalidParams("params.after.id must be a full note id (the id of the last note of the page before)")
+            }
+            return NoteListPosition(pinned: after.pinned, modified: UInt64(clamping: after.modified.rawValue), id: id)
+        }
+        return try pagedNoteSummaries(try replica.listNotes(filter, limit: limit, after: after))
     }
 
     func notesGet(_ params: NoteGetParams) throws -> NoteDocument {
@@ -225,9 +257,13 @@ extension Engine {
         }
     }
 
+    /// One folder's info, reading it, its ancestors, its count and its id neighbours.
     func folderInfo(_ id: FolderID) throws -> FolderInfo {
-        guard let info = try folderInfos().first(where: { $0.id == id.description }) else { throw RPCError.notFound(.folder, id.description) }
-        return info
+        guard let folder = try replica.folderSummary(id) else { throw RPCError.notFound(.folder, id.description) }
+        let shorts = Self.shortForms(([id] + (try replica.neighbouringFolderIDs(of: id))).map(\.description))
+        return FolderInfo(
+            id: folder.id.description, short: shorts[folder.id.description] ?? String(folder.id.description.prefix(8)),
+            name: folder.name, parent: folder.parent?.description, path: folder.path.joined(separator: "/"), noteCount: folder.noteCount)
     }
 
     static func cleanFolderName(_ name: String) throws -> String {
@@ -238,7 +274,7 @@ extension Engine {
     }
 
     private func requireNoSibling(named name: String, in parent: FolderID?, except: FolderID? = nil) throws {
-        if let sibling = try replica.listFolders().first(where: { $0.parent == parent && $0.name == name && $0.id != except }) {
+        if let sibling = try replica.folders(named: name).first(where: { $0.parent == parent && $0.id != except }) {
             throw RPCError(
                 code: .alreadyExists, message: "a folder named \"\(name)\" already exists there",
                 encoding: AlreadyExistsData(kind: .folder, id: sibling.id.description, path: sibling.path.joined(separator: "/")))
@@ -257,7 +293,7 @@ extension Engine {
     func foldersRename(_ params: FolderRenameParams) throws -> FolderInfo {
         guard let id = try resolveFolder(params.folder) else { throw RPCError(code: .invalidOperation, message: "the top level cannot be renamed") }
         let name = try Self.cleanFolderName(params.name)
-        let parent = try replica.listFolders().first { $0.id == id }?.parent
+        let parent = try replica.folderSummary(id)?.parent
         try requireNoSibling(named: name, in: parent, except: id)
         try replica.renameFolder(id, to: name, now: Self.now())
         committed(.local)
@@ -277,7 +313,7 @@ extension Engine {
     func foldersDelete(_ params: FolderDeleteParams) throws -> FolderDeleteResult {
         guard let id = try resolveFolder(params.folder) else { throw RPCError(code: .invalidOperation, message: "the top level cannot be deleted") }
         let info = try folderInfo(id)
-        let subfolders = try replica.listFolders().filter { $0.parent == id }.count
+        let subfolders = try replica.subfolders(of: id).count
         if !(params.force ?? false), info.noteCount > 0 || subfolders > 0 {
             throw RPCError(
                 code: .folderNotEmpty,
