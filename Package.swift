@@ -55,6 +55,8 @@ let package = Package(
         .testTarget(name: "NotesdTests", dependencies: ["notesd", "Control", "Peer", "Merge", "TestSupport"]),
         // Real notesd processes on loopback, driven only through notesctl.
         .testTarget(name: "EndToEndTests", dependencies: ["notesd", "notesctl", "Control", "TestSupport"]),
+        // The web API (docs/web.md): the pure router, and real notesd processes over HTTP.
+        .testTarget(name: "WebTests", dependencies: ["Web", "Control", "notesd", "notesctl", "TestSupport"]),
         // The real LAN (docs/testing.md): notesd in netlab namespaces with their own Avahi; root only.
         .testTarget(name: "LANTests", dependencies: ["notesd", "notesctl", "Control", "TestSupport"]),
         // The deterministic fault simulation (docs/testing.md): many replicas, one seed.

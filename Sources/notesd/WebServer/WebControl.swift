@@ -71,7 +71,15 @@ final class WebControl: Sendable {
                 let context = ControlContext(httpRequest: mailbox, peer: peer, queue: queue)
                 queue.async { handler.handle(request, context: context, reply: reply) }
             },
-            log: { log.warning($0) })
+            log: { message in
+                // Most of libmicrohttpd's messages are about one client (it went away, sent
+                // garbage); running out of descriptors or memory is about the daemon.
+                if message.contains("limit") || message.contains("memory") || message.contains("accept") {
+                    log.warning(message)
+                } else {
+                    log.debug(message)
+                }
+            })
         server.withLock { $0 = started }
         log.info("serving the web app on \(url) (files from \(config.root))")
     }
