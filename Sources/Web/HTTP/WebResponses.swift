@@ -14,7 +14,7 @@ public enum WebResponses {
 
     /// An HTTP-level error (before or outside JSON-RPC) with a message saying what to do.
     public static func error(_ status: Int, _ message: String, closes: Bool = false, extraHeaders: [HTTPHeader] = []) -> HTTPResponse {
-        let body = (try? JSONEncoder().encode(ErrorBody(error: .init(status: status, message: message)))) ?? Data()
+        let body = (try? ControlJSON.encoder().encode(ErrorBody(error: .init(status: status, message: message)))) ?? Data()
         return HTTPResponse(
             status: status, contentType: WebHeaders.json, body: body + Data("\n".utf8), closesConnection: closes,
             extraHeaders: [HTTPHeader("Cache-Control", "no-store")] + extraHeaders)
