@@ -7,6 +7,9 @@ UNITDIR := $(DESTDIR)$(PREFIX)/lib/systemd
 SHAREDIR := $(DESTDIR)$(PREFIX)/share
 MANDIR := $(SHAREDIR)/man
 DOCDIR := $(SHAREDIR)/doc/notesd
+
+# The web app's files: notesd looks in share/notesd/web beside its bin/ (docs/web.md).
+WEBDIR := $(DESTDIR)$(PREFIX)/share/notesd/web
 RELEASE := .build/release
 # Release binaries link the Swift runtime and Foundation statically: they run without the
 # toolchain's libraries installed (make install, systemd units) and an idle notesd maps ~6 MB
@@ -31,8 +34,9 @@ test-deps:
 build: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
 
+# Serves the checkout's web/ folder as the web app (no network: files are read from disk).
 run: build
-	$(RELEASE)/notesd
+	$(RELEASE)/notesd --web-root $(CURDIR)/web
 
 test: test-deps
 	scripts/run-tests
@@ -46,6 +50,9 @@ UNITS := systemd/user/notesd.service systemd/user/notesd.socket systemd/system/n
 install: build
 	install -d $(BINDIR) $(UNITDIR)/user $(UNITDIR)/system
 	install -m 755 $(RELEASE)/notesd $(RELEASE)/notesctl $(BINDIR)/
+	install -d $(WEBDIR)
+	if [ -f web/index.html ]; then install -m 644 web/index.html $(WEBDIR)/; fi
+	if [ -d web/assets ]; then cp -R web/assets $(WEBDIR)/ && chmod -R u=rwX,go=rX $(WEBDIR)/assets; fi
 	for unit in $(UNITS); do \
 	    target=$(UNITDIR)/$${unit#systemd/}; \
 	    sed 's|@BINDIR@|$(PREFIX)/bin|g' $$unit >$$target && chmod 644 $$target || exit 1; \

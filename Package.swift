@@ -27,6 +27,9 @@ let package = Package(
         .systemLibrary(name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         // libxml2: Evernote .enex exports (no network, no DTD, no entity expansion).
         .systemLibrary(name: "CXML2", path: "Sources/CXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        .systemLibrary(
+            name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]),
 
         // Pure: HTML blocks, block diff3, field rules, conflict copies. No I/O, no clocks.
         .target(name: "Merge"),
@@ -38,10 +41,13 @@ let package = Package(
         .target(name: "Control"),
         // The replica, the sans-I/O sync core, the secure channel, TCP connections.
         .target(name: "Peer", dependencies: ["Merge", "CSQLite", "CSodium"]),
+        // The local web API (docs/web.md): the pure request handling (HTTP/) and the
+        // libmicrohttpd server, sessions and event streams around it (Server/).
+        .target(name: "Web", dependencies: ["Control", "CMicroHTTPD", "CSodium"]),
         // Avahi publish/browse/resolve and static peers behind one protocol.
         .target(name: "Discovery", dependencies: ["CAvahi"]),
 
-        .executableTarget(name: "notesd", dependencies: ["Peer", "Discovery", "Control", "Markup"]),
+        .executableTarget(name: "notesd", dependencies: ["Peer", "Discovery", "Control", "Markup", "Web"]),
         .executableTarget(name: "notesctl", dependencies: ["Control", "Enex"]),
         // Benchmarks: release build, prints figures; never part of the tests.
         .executableTarget(name: "notes-bench", dependencies: ["Merge", "Peer", "Control", "Markup"]),
@@ -62,6 +68,8 @@ let package = Package(
         .testTarget(name: "NotesdTests", dependencies: ["notesd", "Control", "Peer", "Merge", "TestSupport"]),
         // Real notesd processes on loopback, driven only through notesctl.
         .testTarget(name: "EndToEndTests", dependencies: ["notesd", "notesctl", "Control", "TestSupport"]),
+        // The web API (docs/web.md): the pure router, and real notesd processes over HTTP.
+        .testTarget(name: "WebTests", dependencies: ["Web", "Control", "notesd", "notesctl", "TestSupport"]),
         // The real LAN (docs/testing.md): notesd in netlab namespaces with their own Avahi; root only.
         .testTarget(name: "LANTests", dependencies: ["notesd", "notesctl", "Control", "TestSupport"]),
         // The deterministic fault simulation (docs/testing.md): many replicas, one seed.

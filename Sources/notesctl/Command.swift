@@ -42,6 +42,20 @@ enum Command: Hashable, Sendable {
     case importFiles(directory: String)
     /// `backup [FILE] [--keep N]`: FILE is opened here and its descriptor passed to notesd.
     case backup(file: String?, keep: Int?)
+
+    /// `search QUERY...`: full-text search (docs/web.md, "Search").
+    case search(NotesSearchParams)
+    case ui(UIAction)
+}
+
+/// `notesctl ui` modes.
+enum UIAction: Hashable, Sendable {
+    /// Print (and, with a display, open) a one-time sign-in link; `open: false` with `--no-open`.
+    case signIn(open: Bool)
+    /// `--sessions`: list the signed-in browsers.
+    case sessions
+    /// `--logout-all`: end every session.
+    case logoutAll
 }
 
 /// `notesctl new` options.

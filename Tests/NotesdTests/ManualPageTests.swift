@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import TestSupport
 @testable import notesd
@@ -8,8 +9,12 @@ import TestSupport
     static func optionsSection() -> String {
         let lines = DaemonArguments.help.components(separatedBy: "\n")
         let options = lines.drop { !$0.hasPrefix("  -") }.joined(separator: "\n")
+        // Each usage line (`usage: notesd …`, then `       notesd …`) as a line of its own.
+        let usages = DaemonArguments.usage.components(separatedBy: "\n").map { line in
+            ".B " + Roff.escape(line.replacingOccurrences(of: "usage: ", with: "").trimmingCharacters(in: .whitespaces))
+        }
         return """
-            .B notesd \(Roff.escape(String(DaemonArguments.usage.dropFirst("usage: notesd ".count))))
+            \(usages.joined(separator: "\n.br\n"))
             .PP
             \(Roff.preformatted(options))
             """
