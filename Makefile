@@ -7,9 +7,8 @@ UNITDIR := $(DESTDIR)$(PREFIX)/lib/systemd
 SHAREDIR := $(DESTDIR)$(PREFIX)/share
 MANDIR := $(SHAREDIR)/man
 DOCDIR := $(SHAREDIR)/doc/notesd
-
 # The web app's files: notesd looks in share/notesd/web beside its bin/ (docs/web.md).
-WEBDIR := $(DESTDIR)$(PREFIX)/share/notesd/web
+WEBDIR := $(SHAREDIR)/notesd/web
 RELEASE := .build/release
 # Release binaries link the Swift runtime and Foundation statically: they run without the
 # toolchain's libraries installed (make install, systemd units) and an idle notesd maps ~6 MB
