@@ -161,7 +161,7 @@ enum Schema {
         -- Deleting a revision (a coalesced edit replaces its head) looks up the heads naming
         -- it, for itself and for the foreign key: without this, a scan of every record's heads.
         CREATE INDEX heads_by_revision ON heads(revision);
-
+        """,
         // 5 (web): full-text search over title and body text (docs/web.md, "Search"), kept
         // in the transaction that materialises each note; `search_index = 0` asks
         // `Replica.init` to index the notes a library already had. And the web app's

@@ -62,6 +62,7 @@ struct ControlContext: Sendable {
         self.peer = peer
         self.transport = .unixSocket
         self.queue = queue
+        self.descriptors = descriptors
         self.mailbox = mailbox
     }
 
@@ -73,7 +74,8 @@ struct ControlContext: Sendable {
         self.peer = peer
         self.transport = .http
         self.queue = queue
-        self.descriptors = descriptors
+        // Descriptors travel only over the Unix socket.
+        self.descriptors = PassedDescriptors([])
         self.mailbox = mailbox
     }
 
