@@ -154,7 +154,10 @@ extension Replica {
                 for table in ["notes", "folders", "devices"] {
                     try replica.database.run("DELETE FROM \(table) WHERE id NOT IN (SELECT record FROM heads)")
                 }
+                // The search index is derived from the notes: rebuilt from what remains.
+                try replica.setMeta("search_index", 0)
             }
+            try replica.buildSearchIndexIfNeeded()
             let problems = try replica.integrityProblems()
             guard problems.isEmpty else { throw BackupRestoreError.damaged(path: file, problems: problems) }
             try replica.database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
