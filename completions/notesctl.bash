@@ -9,7 +9,7 @@ _notesctl_values() {
         note) { notesctl "$@" --json ls; notesctl "$@" --json ls --trash; } 2>/dev/null | sed -n 's/^ *"short" *: *"\([^"]*\)".*/\1/p' ;;
         folder) notesctl "$@" --json folders 2>/dev/null | sed -n 's/^ *"path" *: *"\([^"]*\)".*/\1/p' ;;
         device) notesctl "$@" --json devices 2>/dev/null | sed -n 's/^ *"name" *: *"\([^"]*\)".*/\1/p' ;;
-        command) printf '%s\n' status devices invite join connect ls show new edit tag pin mv trash restore purge folders mkdir rmdir conflicts log sync watch export import help ;;
+        command) printf '%s\n' status devices invite join connect ls show new edit tag pin mv trash restore purge folders mkdir rmdir conflicts log backup sync watch export import help ;;
     esac
 }
 
@@ -18,13 +18,16 @@ _notesctl_options() {
     case $1 in
         join) echo '--address' ;;
         ls) echo '--folder --tag --trash --conflicts --pinned --search' ;;
-        show) echo '--html --text --markdown' ;;
+        show) echo '--at --html --text --markdown' ;;
         new) echo '--title --folder --tag --pin --color --file --text' ;;
         edit) echo '--title --folder --file --text' ;;
         pin) echo '--off' ;;
+        restore) echo '--to' ;;
         purge) echo '--yes' ;;
         mkdir) echo '-p --parents' ;;
         rmdir) echo '--force' ;;
+        log) echo '-p --patch' ;;
+        backup) echo '--keep' ;;
         sync) echo '--wait --timeout' ;;
         export) echo '--markdown --force' ;;
     esac
@@ -35,8 +38,11 @@ _notesctl_value_options() {
     case $1 in
         join) echo '--address' ;;
         ls) echo '--folder --tag --search' ;;
+        show) echo '--at' ;;
         new) echo '--title --folder --tag --color --file' ;;
         edit) echo '--title --folder --file' ;;
+        restore) echo '--to' ;;
+        backup) echo '--keep' ;;
         sync) echo '--timeout' ;;
     esac
 }
@@ -48,6 +54,7 @@ _notesctl_value_kind() {
         "ls --folder") echo 'folder' ;;
         "ls --tag") echo 'text' ;;
         "ls --search") echo 'text' ;;
+        "show --at") echo 'text' ;;
         "new --title") echo 'text' ;;
         "new --folder") echo 'folder' ;;
         "new --tag") echo 'text' ;;
@@ -56,6 +63,8 @@ _notesctl_value_kind() {
         "edit --title") echo 'text' ;;
         "edit --folder") echo 'folder' ;;
         "edit --file") echo 'file' ;;
+        "restore --to") echo 'text' ;;
+        "backup --keep") echo 'text' ;;
         "sync --timeout") echo 'text' ;;
     esac
 }
@@ -81,6 +90,7 @@ _notesctl_positional() {
         "mkdir 0") echo 'folder' ;;
         "rmdir 0") echo 'folder' ;;
         "log 0") echo 'note' ;;
+        "backup 0") echo 'file' ;;
         "export 0") echo 'directory' ;;
         "import 0") echo 'directory' ;;
         "help 0") echo 'command' ;;

@@ -30,10 +30,16 @@ function __notesctl_at
             set values --address
         case ls
             set values --folder --tag --search
+        case show
+            set values --at
         case new
             set values --title --folder --tag --color --file
         case edit
             set values --title --folder --file
+        case restore
+            set values --to
+        case backup
+            set values --keep
         case sync
             set values --timeout
     end
@@ -86,13 +92,14 @@ complete -c notesctl -n '__fish_is_nth_token 1' -a tag -d 'Add (+TAG or TAG) and
 complete -c notesctl -n '__fish_is_nth_token 1' -a pin -d 'Pin a note (--off unpins it).'
 complete -c notesctl -n '__fish_is_nth_token 1' -a mv -d 'Move a note to a folder (/ is Uncategorized).'
 complete -c notesctl -n '__fish_is_nth_token 1' -a trash -d 'Move a note to the Trash.'
-complete -c notesctl -n '__fish_is_nth_token 1' -a restore -d 'Take a note out of the Trash.'
+complete -c notesctl -n '__fish_is_nth_token 1' -a restore -d 'Take a note out of the Trash, or bring back an old revision.'
 complete -c notesctl -n '__fish_is_nth_token 1' -a purge -d 'Delete a note permanently, on every device.'
 complete -c notesctl -n '__fish_is_nth_token 1' -a folders -d 'List folders with their note counts.'
 complete -c notesctl -n '__fish_is_nth_token 1' -a mkdir -d 'Create a folder, e.g. Work/Projects.'
 complete -c notesctl -n '__fish_is_nth_token 1' -a rmdir -d 'Delete a folder (refused while it holds notes or folders).'
 complete -c notesctl -n '__fish_is_nth_token 1' -a conflicts -d 'List conflict copies (other versions kept by a merge).'
 complete -c notesctl -n '__fish_is_nth_token 1' -a log -d 'Show a note'\''s revision history.'
+complete -c notesctl -n '__fish_is_nth_token 1' -a backup -d 'Save a consistent copy of the whole library.'
 complete -c notesctl -n '__fish_is_nth_token 1' -a sync -d 'Sync with every peer now; --wait until caught up.'
 complete -c notesctl -n '__fish_is_nth_token 1' -a watch -d 'Print events (note changes, peers, sync progress) as they happen.'
 complete -c notesctl -n '__fish_is_nth_token 1' -a export -d 'Write every note (not in the Trash) to files under DIR.'
@@ -109,6 +116,7 @@ complete -c notesctl -n '__fish_seen_subcommand_from ls' -l trash
 complete -c notesctl -n '__fish_seen_subcommand_from ls' -l conflicts
 complete -c notesctl -n '__fish_seen_subcommand_from ls' -l pinned
 complete -c notesctl -n '__fish_seen_subcommand_from ls' -l search -x
+complete -c notesctl -n '__fish_seen_subcommand_from show' -l at -x
 complete -c notesctl -n '__fish_seen_subcommand_from show' -l html
 complete -c notesctl -n '__fish_seen_subcommand_from show' -l text
 complete -c notesctl -n '__fish_seen_subcommand_from show' -l markdown
@@ -133,6 +141,7 @@ complete -c notesctl -n '__fish_seen_subcommand_from pin; and __notesctl_at 0' -
 complete -c notesctl -n '__fish_seen_subcommand_from mv; and __notesctl_at 0' -x -a '(__notesctl_values note)'
 complete -c notesctl -n '__fish_seen_subcommand_from mv; and __notesctl_at 1' -x -a '(__notesctl_values folder)'
 complete -c notesctl -n '__fish_seen_subcommand_from trash; and __notesctl_at 0' -x -a '(__notesctl_values note)'
+complete -c notesctl -n '__fish_seen_subcommand_from restore' -l to -x
 complete -c notesctl -n '__fish_seen_subcommand_from restore; and __notesctl_at 0' -x -a '(__notesctl_values note)'
 complete -c notesctl -n '__fish_seen_subcommand_from purge' -l yes
 complete -c notesctl -n '__fish_seen_subcommand_from purge; and __notesctl_at 0' -x -a '(__notesctl_values note)'
@@ -141,11 +150,15 @@ complete -c notesctl -n '__fish_seen_subcommand_from mkdir' -l parents
 complete -c notesctl -n '__fish_seen_subcommand_from mkdir; and __notesctl_at 0' -x -a '(__notesctl_values folder)'
 complete -c notesctl -n '__fish_seen_subcommand_from rmdir' -l force
 complete -c notesctl -n '__fish_seen_subcommand_from rmdir; and __notesctl_at 0' -x -a '(__notesctl_values folder)'
+complete -c notesctl -n '__fish_seen_subcommand_from log' -s p
+complete -c notesctl -n '__fish_seen_subcommand_from log' -l patch
 complete -c notesctl -n '__fish_seen_subcommand_from log; and __notesctl_at 0' -x -a '(__notesctl_values note)'
+complete -c notesctl -n '__fish_seen_subcommand_from backup' -l keep -x
+complete -c notesctl -n '__fish_seen_subcommand_from backup; and __notesctl_at 0' -r -F
 complete -c notesctl -n '__fish_seen_subcommand_from sync' -l wait
 complete -c notesctl -n '__fish_seen_subcommand_from sync' -l timeout -x
 complete -c notesctl -n '__fish_seen_subcommand_from export' -l markdown
 complete -c notesctl -n '__fish_seen_subcommand_from export' -l force
 complete -c notesctl -n '__fish_seen_subcommand_from export; and __notesctl_at 0' -r -F
 complete -c notesctl -n '__fish_seen_subcommand_from import; and __notesctl_at 0' -r -F
-complete -c notesctl -n '__fish_seen_subcommand_from help; and __notesctl_at 0' -x -a 'status devices invite join connect ls show new edit tag pin mv trash restore purge folders mkdir rmdir conflicts log sync watch export import help'
+complete -c notesctl -n '__fish_seen_subcommand_from help; and __notesctl_at 0' -x -a 'status devices invite join connect ls show new edit tag pin mv trash restore purge folders mkdir rmdir conflicts log backup sync watch export import help'

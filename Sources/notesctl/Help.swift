@@ -152,7 +152,7 @@ struct CommandSpec: Sendable {
             summary: "List conflict copies (other versions kept by a merge).",
             details: "Lists conflict copies with the note each is the other version of. Keep what you need, then `notesctl trash` the copy."),
         CommandSpec(
-            name: "log", usage: "log NOTE [--patch]",
+            name: "log", usage: "log NOTE [-p|--patch]",
             summary: "Show a note's revision history.",
             details: """
             Lists the note's revisions, newest first: when, which device, what changed.
