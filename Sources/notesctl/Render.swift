@@ -230,7 +230,7 @@ struct Render {
             ("title", note.title),
             ("id", note.id),
         ]
-        if let revision { fields.append(("revision", "\(revision) (an old version; `notesctl restore \(note.short) --to \(revision.prefix(12))` brings it back)")) }
+        if let revision { fields.append(("revision", "\(revision) (`notesctl restore \(note.short) --to \(revision.prefix(12))` brings this version back)")) }
         fields += [
             ("folder", note.folderPath.isEmpty ? "Uncategorized" : note.folderPath),
         ]

@@ -33,6 +33,10 @@ extension Engine {
         }
         let source = replica.path, directory = backupDirectory, now = Self.now(), log = log
         Self.backupQueue.async {
+            // Backups run one at a time here, so a partial copy now is one a crash left behind.
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name.hasPrefix(".partial-") {
+                unlink(directory + "/" + name)
+            }
             let started = ContinuousClock.now
             let stamp = Self.backupStamp(now)
             let partial = directory + "/.partial-\(stamp)-\(UInt32.random(in: 0 ... .max)).db"
