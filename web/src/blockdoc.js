@@ -16,23 +16,27 @@ import { safeHref } from './sanitize.js';
 /**
  * An opened note: the editor document, and for each node the block it came from.
  * `origin` maps node objects (unchanged nodes keep their identity through edits) and
- * `originByJSON` node contents (a node rebuilt with the same content, e.g. by a split).
+ * `originByJSON` node contents (a node rebuilt with the same content, e.g. by a split) to the
+ * block notesd has for them.
  */
 export class OpenedNote {
-  constructor(html) {
+  /** `html` as `notes.get` answered it; `nodes`, when given, are editor nodes already tied to its blocks. */
+  constructor(html, blocks = split(html), nodes = null) {
     this.html = html;
-    this.blocks = split(html);
+    this.blocks = blocks;
     this.origin = new WeakMap();
     this.originByJSON = new Map();
-    const nodes = this.blocks.map((block) => {
-      const node = blockToNode(block);
-      this.origin.set(node, block);
-      const key = JSON.stringify(node.toJSON());
-      if (!this.originByJSON.has(key)) this.originByJSON.set(key, block);
-      return node;
-    });
-    if (nodes.length === 0) nodes.push(schema.nodes.paragraph.create());
-    this.doc = schema.nodes.doc.create(null, nodes);
+    const made = nodes ?? blocks.map(blockToNode);
+    made.forEach((node, i) => this.tie(node, blocks[i]));
+    if (made.length === 0) made.push(schema.nodes.paragraph.create());
+    this.nodes = made;
+    this.doc = schema.nodes.doc.create(null, made);
+  }
+
+  tie(node, block) {
+    this.origin.set(node, block);
+    const key = JSON.stringify(node.toJSON());
+    if (!this.originByJSON.has(key)) this.originByJSON.set(key, block);
   }
 
   /** The block a node of the current document stands for: its source block when unchanged. */
@@ -43,11 +47,10 @@ export class OpenedNote {
   /** The blocks of `doc`, untouched ones exactly as they were opened. */
   blocksOf(doc) {
     const blocks = [];
-    doc.forEach((node) => {
-      // An empty paragraph added at the end of an empty note is not a block worth saving.
-      blocks.push(this.blockOf(node));
-    });
-    if (this.blocks.length === 0 && blocks.length === 1 && blocks[0].kind === 'paragraph' && blocks[0].content === '') return [];
+    doc.forEach((node) => blocks.push(this.blockOf(node)));
+    // The empty paragraph an empty note is shown with is not a block worth saving.
+    if (blocks.length === 1 && blocks[0].kind === 'paragraph' && blocks[0].content === '' && blocks[0].attributes.length === 0
+      && !this.origin.has(doc.firstChild)) return [];
     return blocks;
   }
 
@@ -57,6 +60,143 @@ export class OpenedNote {
     if (blocks.length === this.blocks.length && blocks.every((b, i) => b === this.blocks[i])) return this.html;
     return join(blocks);
   }
+
+  /**
+   * What was sent for `doc`: a base whose blocks are `doc`'s, tied to `doc`'s own nodes, to
+   * merge the daemon's answer against (`mergeServer`).
+   */
+  baseFor(doc) {
+    const nodes = [];
+    doc.forEach((node) => nodes.push(node));
+    const blocks = this.blocksOf(doc);
+    return { html: this.htmlOf(doc), blocks, nodes: blocks.length === nodes.length ? nodes : [] };
+  }
+
+  /** The base of the note as opened. */
+  get base() {
+    return { html: this.html, blocks: this.blocks, nodes: this.blocks.length === this.nodes.length ? this.nodes : [] };
+  }
+}
+
+/**
+ * Brings the daemon's version of the note (`serverHtml`) into the editor without touching
+ * what the person changed since `base` (what the editor last had from, or sent to, the
+ * daemon): the blocks the daemon changed against `base` replace the editor's nodes for them,
+ * one transaction, so the selection maps through it and the typing elsewhere stays.
+ *
+ * Returns `{tr, opened}` — the transaction (null when nothing changed on screen) and the
+ * OpenedNote to save from now on — or `{conflict: true}` when the daemon changed a block the
+ * person has changed too since `base` (then save with `base`'s heads, and the daemon's merge
+ * keeps both versions).
+ */
+export function mergeServer(state, base, serverHtml) {
+  const theirs = split(serverHtml);
+  const current = [];
+  state.doc.forEach((node, offset) => current.push({ node, offset }));
+  const indexOfNode = new Map(current.map((entry, i) => [entry.node, i]));
+  const hunks = diffBlocks(base.blocks, theirs);
+  if (base.nodes.length !== base.blocks.length && hunks.length > 0) return { conflict: true };
+  const newNodes = new Array(theirs.length);
+  const replacements = [];
+  for (const hunk of hunks) {
+    // The editor's nodes for base blocks [a, b): all still there, untouched and in order.
+    let from;
+    let to;
+    if (hunk.a < hunk.b) {
+      const first = indexOfNode.get(base.nodes[hunk.a]);
+      if (first === undefined) return { conflict: true };
+      for (let i = hunk.a; i < hunk.b; i += 1) {
+        if (indexOfNode.get(base.nodes[i]) !== first + (i - hunk.a)) return { conflict: true };
+      }
+      from = current[first].offset;
+      const last = current[first + (hunk.b - hunk.a) - 1];
+      to = last.offset + last.node.nodeSize;
+    } else if (hunk.a > 0 && indexOfNode.has(base.nodes[hunk.a - 1])) {
+      const before = current[indexOfNode.get(base.nodes[hunk.a - 1])];
+      from = to = before.offset + before.node.nodeSize;
+    } else if (hunk.a < base.nodes.length && indexOfNode.has(base.nodes[hunk.a])) {
+      from = to = current[indexOfNode.get(base.nodes[hunk.a])].offset;
+    } else if (base.nodes.length === 0) {
+      // An empty note: only while the editor still shows it empty.
+      if (state.doc.childCount !== 1 || state.doc.firstChild.content.size !== 0) return { conflict: true };
+      from = 0;
+      to = state.doc.content.size;
+    } else {
+      return { conflict: true };
+    }
+    const nodes = theirs.slice(hunk.c, hunk.d).map(blockToNode);
+    nodes.forEach((node, i) => { newNodes[hunk.c + i] = node; });
+    replacements.push({ from, to, nodes });
+  }
+  // Unchanged base blocks keep their editor nodes, now tied to the daemon's blocks.
+  for (const [i, j] of equalPairs(base.blocks, theirs, hunks)) newNodes[j] = base.nodes[i];
+  let tr = null;
+  if (replacements.length > 0) {
+    tr = state.tr;
+    for (const r of replacements.sort((x, y) => y.from - x.from)) {
+      if (r.nodes.length === 0 && r.from === 0 && r.to === state.doc.content.size) tr.replaceWith(r.from, r.to, schema.nodes.paragraph.create());
+      else tr.replaceWith(r.from, r.to, r.nodes);
+    }
+    tr.setMeta('addToHistory', false).setMeta('notesd-remote', true);
+  }
+  const opened = new OpenedNote(serverHtml, theirs, newNodes.every(Boolean) ? newNodes : null);
+  return { tr, opened };
+}
+
+/**
+ * Where two block lists differ, as hunks {a, b, c, d}: base blocks [a, b) became theirs [c, d).
+ * Blocks compare as notesd compares them (kind, attributes, content).
+ */
+export function diffBlocks(base, theirs) {
+  const x = base.map(blockKey);
+  const y = theirs.map(blockKey);
+  let start = 0;
+  while (start < x.length && start < y.length && x[start] === y[start]) start += 1;
+  let endX = x.length;
+  let endY = y.length;
+  while (endX > start && endY > start && x[endX - 1] === y[endY - 1]) { endX -= 1; endY -= 1; }
+  if (start === endX && start === endY) return [];
+  const n = endX - start;
+  const m = endY - start;
+  if (n * m > 4_000_000 || n === 0 || m === 0) return [{ a: start, b: endX, c: start, d: endY }];
+  // Longest common subsequence of the middle, then the runs between its matches.
+  const width = m + 1;
+  const table = new Uint32Array((n + 1) * width);
+  for (let i = n - 1; i >= 0; i -= 1) {
+    for (let j = m - 1; j >= 0; j -= 1) {
+      table[i * width + j] = x[start + i] === y[start + j]
+        ? table[(i + 1) * width + j + 1] + 1
+        : Math.max(table[(i + 1) * width + j], table[i * width + j + 1]);
+    }
+  }
+  const hunks = [];
+  let i = 0;
+  let j = 0;
+  let hunk = null;
+  while (i < n || j < m) {
+    if (i < n && j < m && x[start + i] === y[start + j]) {
+      if (hunk) { hunks.push(hunk); hunk = null; }
+      i += 1; j += 1;
+    } else {
+      if (!hunk) hunk = { a: start + i, b: start + i, c: start + j, d: start + j };
+      if (j < m && (i >= n || table[i * width + j + 1] >= table[(i + 1) * width + j])) { j += 1; hunk.d = start + j; } else { i += 1; hunk.b = start + i; }
+    }
+  }
+  if (hunk) hunks.push(hunk);
+  return hunks;
+}
+
+/** The (base index, theirs index) pairs outside `hunks`. */
+function equalPairs(base, theirs, hunks) {
+  const pairs = [];
+  let i = 0;
+  let j = 0;
+  for (const hunk of [...hunks, { a: base.length, b: base.length, c: theirs.length, d: theirs.length }]) {
+    while (i < hunk.a && j < hunk.c) pairs.push([i++, j++]);
+    i = hunk.b;
+    j = hunk.d;
+  }
+  return pairs;
 }
 
 /** The editor node for one block. */

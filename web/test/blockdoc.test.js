@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EditorState, TextSelection } from 'prosemirror-state';
-import { OpenedNote, nodeToBlock } from '../src/blockdoc.js';
+import { OpenedNote, nodeToBlock, mergeServer, diffBlocks } from '../src/blockdoc.js';
 import { split, join, blockKey } from '../src/htmlblocks.js';
 import { schema } from '../src/schema.js';
 
@@ -122,4 +122,52 @@ test('typing a new paragraph between two adds exactly one block', () => {
   state = state.apply(state.tr.insertText('middle', end + 2));
   const saved = opened.htmlOf(state.doc);
   assert.equal(saved, '<p>one</p>\n<p>middle</p>\n<p>two</p>');
+});
+
+test('a change from another device merges into the open note without touching the typing', () => {
+  const stored = '<p>mine</p>\n<p>theirs</p>\n<p>third</p>';
+  const opened = new OpenedNote(stored);
+  let state = EditorState.create({ doc: opened.doc });
+  // The person types at the end of the first paragraph (not saved yet).
+  state = state.apply(state.tr.insertText(' typed', 5));
+  const cursor = state.selection.from;
+  // Meanwhile the other device changed the second paragraph and added a fourth.
+  const server = '<p>mine</p>\n<p>theirs, edited elsewhere</p>\n<p>third</p>\n<p>fourth</p>';
+  const merged = mergeServer(state, opened.base, server);
+  assert.ok(!merged.conflict);
+  state = state.apply(merged.tr);
+  assert.equal(state.selection.from, cursor, 'the cursor stays where the person was typing');
+  assert.equal(merged.opened.htmlOf(state.doc), '<p>mine typed</p>\n<p>theirs, edited elsewhere</p>\n<p>third</p>\n<p>fourth</p>');
+  // Saving now sends exactly one changed block against the daemon's version.
+  assert.deepEqual(changedBlocks(server, merged.opened.htmlOf(state.doc)).length, 1);
+});
+
+test('after a save the answer is tied to the nodes that were sent', () => {
+  const opened = new OpenedNote('<p>a</p>\n<p>b</p>');
+  let state = EditorState.create({ doc: opened.doc });
+  state = state.apply(state.tr.insertText('!', 2));
+  const sent = opened.baseFor(state.doc);
+  assert.equal(sent.html, '<p>a!</p>\n<p>b</p>');
+  // More typing while the save is on its way.
+  state = state.apply(state.tr.insertText('?', state.doc.content.size - 1));
+  const merged = mergeServer(state, sent, sent.html);
+  assert.equal(merged.tr, null, 'nothing changes on screen');
+  assert.equal(merged.opened.htmlOf(state.doc), '<p>a!</p>\n<p>b?</p>');
+  assert.deepEqual(changedBlocks(sent.html, merged.opened.htmlOf(state.doc)), [1]);
+});
+
+test('a change from elsewhere to the paragraph being typed in is a conflict, not an overwrite', () => {
+  const opened = new OpenedNote('<p>same</p>\n<p>other</p>');
+  let state = EditorState.create({ doc: opened.doc });
+  state = state.apply(state.tr.insertText(' here', 5));
+  const merged = mergeServer(state, opened.base, '<p>same, but there</p>\n<p>other</p>');
+  assert.equal(merged.conflict, true);
+});
+
+test('block diff finds the changed run', () => {
+  const b = (t) => split(t);
+  assert.deepEqual(diffBlocks(b('<p>1</p><p>2</p><p>3</p>'), b('<p>1</p><p>x</p><p>3</p>')), [{ a: 1, b: 2, c: 1, d: 2 }]);
+  assert.deepEqual(diffBlocks(b('<p>1</p><p>3</p>'), b('<p>1</p><p>2</p><p>3</p>')), [{ a: 1, b: 1, c: 1, d: 2 }]);
+  assert.deepEqual(diffBlocks(b('<p>1</p><p>2</p><p>3</p><p>4</p>'), b('<p>0</p><p>2</p><p>3</p>')), [{ a: 0, b: 1, c: 0, d: 1 }, { a: 3, b: 4, c: 3, d: 3 }]);
+  assert.deepEqual(diffBlocks(b('<p>1</p>'), b('<p>1</p>')), []);
 });
