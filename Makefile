@@ -7,18 +7,21 @@ UNITDIR := $(DESTDIR)$(PREFIX)/lib/systemd
 SHAREDIR := $(DESTDIR)$(PREFIX)/share
 MANDIR := $(SHAREDIR)/man
 DOCDIR := $(SHAREDIR)/doc/notesd
+# The web app's files: notesd looks in share/notesd/web beside its bin/ (docs/web.md).
+WEBDIR := $(DESTDIR)$(PREFIX)/share/notesd/web
 RELEASE := .build/release
 # Release binaries link the Swift runtime and Foundation statically: they run without the
 # toolchain's libraries installed (make install, systemd units) and an idle notesd maps ~6 MB
 # less of shared libraries (docs/benchmarks.md).
 RELEASE_FLAGS := -c release -Xswiftc -static-stdlib
 
-.PHONY: help deps test-deps build run test install deb clean
+.PHONY: help deps test-deps build web run test install deb clean
 
 help:
 	@echo "make run      install what is missing, build (release), start notesd in the foreground"
 	@echo "make test     install what is missing, run every test"
-	@echo "make build    build release binaries into $(RELEASE)"
+	@echo "make build    build release binaries into $(RELEASE), and the web app (make web)"
+	@echo "make web      bundle the web app into web/assets/ (esbuild, ProseMirror from Debian)"
 	@echo "make install  install binaries, systemd units, man pages, completions and docs under PREFIX=$(PREFIX) (honours DESTDIR)"
 	@echo "make deb      build the Debian package into .build/deb/ (checked with lintian)"
 
@@ -28,11 +31,16 @@ deps:
 test-deps:
 	@scripts/install-deps test
 
-build: deps
+build: deps web
 	$(SWIFT) build $(RELEASE_FLAGS)
 
+# The web app (docs/web-app.md): web/src/ bundled into web/assets/app.js.
+web: deps
+	scripts/build-web
+
+# Serves the checkout's web/ folder as the web app (no network: files are read from disk).
 run: build
-	$(RELEASE)/notesd
+	$(RELEASE)/notesd --web-root $(CURDIR)/web
 
 test: test-deps
 	scripts/run-tests
@@ -44,6 +52,9 @@ UNITS := systemd/user/notesd.service systemd/user/notesd.socket systemd/system/n
 install: build
 	install -d $(BINDIR) $(UNITDIR)/user $(UNITDIR)/system
 	install -m 755 $(RELEASE)/notesd $(RELEASE)/notesctl $(BINDIR)/
+	install -d $(WEBDIR)
+	if [ -f web/index.html ]; then install -m 644 web/index.html $(WEBDIR)/; fi
+	if [ -d web/assets ]; then cp -R web/assets $(WEBDIR)/ && chmod -R u=rwX,go=rX $(WEBDIR)/assets; fi
 	for unit in $(UNITS); do \
 	    target=$(UNITDIR)/$${unit#systemd/}; \
 	    sed 's|@BINDIR@|$(PREFIX)/bin|g' $$unit >$$target && chmod 644 $$target || exit 1; \

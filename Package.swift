@@ -19,6 +19,9 @@ let package = Package(
         // No pkgConfig here: avahi-client.pc's only flag is -D_REENTRANT, which SwiftPM refuses
         // with a warning on every build; its headers are in /usr/include and the module map links it.
         .systemLibrary(name: "CAvahi", path: "Sources/CAvahi", providers: [.apt(["libavahi-client-dev"])]),
+        .systemLibrary(
+            name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]),
 
         // Pure: HTML blocks, block diff3, field rules, conflict copies. No I/O, no clocks.
         .target(name: "Merge"),
@@ -26,10 +29,13 @@ let package = Package(
         .target(name: "Control"),
         // The replica, the sans-I/O sync core, the secure channel, TCP connections.
         .target(name: "Peer", dependencies: ["Merge", "CSQLite", "CSodium"]),
+        // The local web API (docs/web.md): the pure request handling (HTTP/) and the
+        // libmicrohttpd server, sessions and event streams around it (Server/).
+        .target(name: "Web", dependencies: ["Control", "CMicroHTTPD", "CSodium"]),
         // Avahi publish/browse/resolve and static peers behind one protocol.
         .target(name: "Discovery", dependencies: ["CAvahi"]),
 
-        .executableTarget(name: "notesd", dependencies: ["Peer", "Discovery", "Control"]),
+        .executableTarget(name: "notesd", dependencies: ["Peer", "Discovery", "Control", "Web"]),
         .executableTarget(name: "notesctl", dependencies: ["Control"]),
         // Benchmarks: release build, prints figures; never part of the tests.
         .executableTarget(name: "notes-bench", dependencies: ["Merge", "Peer", "Control"]),
@@ -49,6 +55,8 @@ let package = Package(
         .testTarget(name: "NotesdTests", dependencies: ["notesd", "Control", "Peer", "Merge", "TestSupport"]),
         // Real notesd processes on loopback, driven only through notesctl.
         .testTarget(name: "EndToEndTests", dependencies: ["notesd", "notesctl", "Control", "TestSupport"]),
+        // The web API (docs/web.md): the pure router, and real notesd processes over HTTP.
+        .testTarget(name: "WebTests", dependencies: ["Web", "Control", "notesd", "notesctl", "TestSupport"]),
         // The real LAN (docs/testing.md): notesd in netlab namespaces with their own Avahi; root only.
         .testTarget(name: "LANTests", dependencies: ["notesd", "notesctl", "Control", "TestSupport"]),
         // The deterministic fault simulation (docs/testing.md): many replicas, one seed.

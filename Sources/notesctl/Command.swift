@@ -35,6 +35,19 @@ enum Command: Hashable, Sendable {
     case watch
     case export(directory: String, markdown: Bool, force: Bool)
     case importFiles(directory: String)
+    /// `search QUERY...`: full-text search (docs/web.md, "Search").
+    case search(NotesSearchParams)
+    case ui(UIAction)
+}
+
+/// `notesctl ui` modes.
+enum UIAction: Hashable, Sendable {
+    /// Print (and, with a display, open) a one-time sign-in link; `open: false` with `--no-open`.
+    case signIn(open: Bool)
+    /// `--sessions`: list the signed-in browsers.
+    case sessions
+    /// `--logout-all`: end every session.
+    case logoutAll
 }
 
 /// `notesctl new` options.

@@ -266,6 +266,23 @@ struct CommandArguments {
             return .export(directory: parsed.words[0], markdown: parsed.has("--markdown"), force: parsed.has("--force"))
         case "import":
             return .importFiles(directory: try read(1...1, names: ["DIR"]).words[0])
+        case "search":
+            let parsed = try read(1...1000, names: ["QUERY"], options: ["--folder": .value, "--tag": .value, "--limit": .value])
+            var limit: Int?
+            if let text = parsed.value("--limit") {
+                guard let number = Int(text), (1...500).contains(number) else { throw usage("--limit needs a number from 1 to 500, not \"\(text)\"") }
+                limit = number
+            }
+            return .search(NotesSearchParams(
+                query: parsed.words.joined(separator: " "), limit: limit, folder: parsed.value("--folder"), tag: parsed.value("--tag")))
+        case "ui":
+            let parsed = try read(0...0, options: ["--sessions": .flag, "--logout-all": .flag, "--no-open": .flag])
+            let modes = ["--sessions", "--logout-all"].filter(parsed.has)
+            guard modes.count <= 1 else { throw usage("choose one of --sessions, --logout-all") }
+            if !modes.isEmpty && parsed.has("--no-open") { throw usage("--no-open applies only to signing in") }
+            if parsed.has("--sessions") { return .ui(.sessions) }
+            if parsed.has("--logout-all") { return .ui(.logoutAll) }
+            return .ui(.signIn(open: !parsed.has("--no-open")))
         default:
             throw UsageError(message: "unknown command \"\(name)\"", command: nil)
         }

@@ -179,6 +179,28 @@ struct CommandSpec: Sendable {
             name: "help", usage: "help [COMMAND]",
             summary: "Show the commands, or one command's usage.",
             details: "With COMMAND, shows its usage and options."),
+        CommandSpec(
+            name: "search", usage: "search QUERY... [--folder FOLDER] [--tag TAG] [--limit N]",
+            summary: "Find notes by the words in their title or body, best match first.",
+            details: """
+            Every word must match, each also as the start of a longer word (quin finds
+            quinces); case and accents are ignored. Notes in the Trash are not searched.
+            Prints each hit with the words around the match.
+              --folder FOLDER   only notes directly in FOLDER (/ is Uncategorized)
+              --tag TAG         only notes tagged TAG
+              --limit N         at most N hits (1-500, default 50)
+            """),
+        CommandSpec(
+            name: "ui", usage: "ui [--no-open | --sessions | --logout-all]",
+            summary: "Open the web app: print a one-time sign-in link (valid 2 minutes).",
+            details: """
+            Asks notesd for a one-time sign-in link, prints it, and opens it with xdg-open
+            when a display is available ($DISPLAY or $WAYLAND_DISPLAY). The link works once;
+            the browser then stays signed in until it is unused for 30 days.
+              --no-open      only print the link
+              --sessions     list the signed-in browsers
+              --logout-all   sign every browser out
+            """),
     ]
 
     /// `notesctl help`: the usage, every command with its summary, and the global options.

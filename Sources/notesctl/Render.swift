@@ -97,12 +97,22 @@ struct Render {
             ("conflicts", "\(counters.conflictCopiesCreated) conflict copies created"),
             ("failures", "\(counters.failedConnections) failed connections"),
             ("sync lag", lagText),
+            ("web", Self.web(status.web)),
         ]
         let width = details.map(\.0.count).max() ?? 0
         lines += details.map { $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }
         lines.append("")
         lines.append(status.peers.isEmpty ? "No peers yet: run `notesctl invite` here and `notesctl join` on another device." : peers(status.peers))
         return lines.joined(separator: "\n")
+    }
+
+    /// The web server line of `status`: where, and whether the port had to change.
+    static func web(_ web: WebStatus?) -> String {
+        guard let web, let listen = web.listen else { return "off (notesd runs with --no-web)" }
+        var text = "http://\(listen)/"
+        if web.fellBack { text += " (\(web.requested) was in use)" }
+        text += ", \(web.sessions) session\(web.sessions == 1 ? "" : "s"), run `notesctl ui` to open"
+        return text
     }
 
     func peers(_ peers: [PeerStatus]) -> String {
@@ -156,6 +166,28 @@ struct Render {
     }
 
     /// `ls`: pinned notes marked with `*`.
+    /// `search`: each hit, its snippet with the matched words in bold on a terminal, else
+    /// between `[` `]`.
+    func searchHits(_ hits: [SearchHit], bold: Bool = isatty(STDOUT_FILENO) == 1) -> String {
+        guard !hits.isEmpty else { return "No notes match." }
+        return hits.map { hit in
+            let snippet = hit.snippet.replacingOccurrences(of: "\u{2}", with: bold ? "\u{1B}[1m" : "[")
+                .replacingOccurrences(of: "\u{3}", with: bold ? "\u{1B}[0m" : "]")
+                .replacingOccurrences(of: "\n", with: " ")
+            let title = hit.note.title.isEmpty ? "(untitled)" : Self.truncate(hit.note.title, to: 60)
+            return "\(hit.note.short)  \(title)\n    \(snippet)"
+        }.joined(separator: "\n")
+    }
+
+    /// `ui --sessions`.
+    func webSessions(_ sessions: [WebSessionInfo]) -> String {
+        guard !sessions.isEmpty else { return "No browser is signed in; run `notesctl ui` to sign one in." }
+        return TextTable(
+            header: ["SESSION", "SIGNED IN", "LAST USED", "EXPIRES"],
+            rows: sessions.map { [$0.id, time.relative($0.created), time.relative($0.lastUsed), time.relative($0.expires)] }
+        ).render()
+    }
+
     func notes(_ notes: [NoteSummary]) -> String {
         guard !notes.isEmpty else { return "No notes." }
         return TextTable(

@@ -156,6 +156,11 @@ final class Runner {
         case .export(let directory, let markdown, let force):
             let report = try Transfer.export(to: directory, markdown: markdown, force: force, client: client())
             try emit(report, "Exported \(report.written.count) notes to \(directory)" + (report.unchanged.isEmpty ? "" : " (\(report.unchanged.count) unchanged)"))
+        case .search(let params):
+            let hits = try call(ControlMethods.NotesSearch.self, params)
+            try emit(hits, render.searchHits(hits))
+        case .ui(let action):
+            try ui(action)
         case .importFiles(let directory):
             let report = try Transfer.importFiles(from: directory, client: client())
             try emit(report, "Imported \(report.imported.count) notes from \(directory)"
@@ -276,6 +281,37 @@ final class Runner {
             throw CLIFailure("the folder \(existing) exists but is not listed; try again")
         }
         return (found, false)
+    }
+
+    /// `ui`: a sign-in link (printed, and opened when a display is there), or the sessions.
+    private func ui(_ action: UIAction) throws(CLIFailure) {
+        switch action {
+        case .signIn(let open):
+            let login = try call(ControlMethods.WebLoginToken.self)
+            struct Link: Encodable { let url: String }
+            if options.json { return Output.line(try Output.json(Link(url: login.url))) }
+            Output.line(login.url)
+            let display = [environment["DISPLAY"], environment["WAYLAND_DISPLAY"]].contains { !($0 ?? "").isEmpty }
+            guard open, display else { return Output.error("Open this link in a browser on this machine within 2 minutes; it works once.") }
+            let opener = Process()
+            opener.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            opener.arguments = ["xdg-open", login.url]
+            opener.standardOutput = FileHandle.nullDevice
+            opener.standardError = FileHandle.nullDevice
+            do {
+                try opener.run()
+                opener.waitUntilExit()
+            } catch {
+                return Output.error("Could not run xdg-open (\(error)); open the link by hand.")
+            }
+            if opener.terminationStatus != 0 { Output.error("xdg-open failed (status \(opener.terminationStatus)); open the link by hand.") }
+        case .sessions:
+            let sessions = try call(ControlMethods.WebSessions.self)
+            try emit(sessions, render.webSessions(sessions))
+        case .logoutAll:
+            let result = try call(ControlMethods.WebLogoutAll.self)
+            try emit(result, result.revoked == 0 ? "No browser was signed in." : "Signed out \(result.revoked) browser session\(result.revoked == 1 ? "" : "s").")
+        }
     }
 
     private func watch() throws(CLIFailure) {

@@ -180,6 +180,7 @@ import Testing
         "restore": ["restore", "n"], "purge": ["purge", "n"], "folders": ["folders"], "mkdir": ["mkdir", "a"],
         "rmdir": ["rmdir", "a"], "conflicts": ["conflicts"], "log": ["log", "n"], "sync": ["sync"],
         "watch": ["watch"], "export": ["export", "d"], "import": ["import", "d"], "help": ["help"],
+        "search": ["search", "quin"], "ui": ["ui"],
     ]
 
     @Test func everyCommandHasHelpAndEveryHelpEntryIsACommand() throws {
@@ -203,7 +204,7 @@ import Testing
             for option in options {
                 var arguments = try #require(Self.samples[spec.name])
                 arguments.append(String(option))
-                if ["--address", "--folder", "--tag", "--search", "--title", "--color", "--file", "--timeout"].contains(String(option)) {
+                if ["--address", "--folder", "--tag", "--search", "--title", "--color", "--file", "--timeout", "--limit"].contains(String(option)) {
                     arguments.append(option == "--address" ? "h:1" : "1")
                 }
                 if option == "--timeout" { arguments.append("--wait") }
@@ -219,5 +220,22 @@ extension Result {
     var isFailure: Bool {
         if case .failure = self { return true }
         return false
+    }
+}
+
+@Suite struct WebCommandTests {
+    @Test func searchJoinsItsWordsAndTakesFilters() throws {
+        let parsed = try CommandParser.parse(["search", "quin", "stew", "--tag", "food", "--limit", "5"]).get().command
+        #expect(parsed == .search(NotesSearchParams(query: "quin stew", limit: 5, folder: nil, tag: "food")))
+        #expect((try? CommandParser.parse(["search"]).get()) == nil)
+        #expect((try? CommandParser.parse(["search", "x", "--limit", "0"]).get()) == nil)
+    }
+
+    @Test func uiSignsInListsOrLogsOut() throws {
+        #expect(try CommandParser.parse(["ui"]).get().command == .ui(.signIn(open: true)))
+        #expect(try CommandParser.parse(["ui", "--no-open"]).get().command == .ui(.signIn(open: false)))
+        #expect(try CommandParser.parse(["ui", "--sessions"]).get().command == .ui(.sessions))
+        #expect(try CommandParser.parse(["ui", "--logout-all"]).get().command == .ui(.logoutAll))
+        #expect((try? CommandParser.parse(["ui", "--sessions", "--logout-all"]).get()) == nil)
     }
 }

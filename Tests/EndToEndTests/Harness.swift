@@ -44,7 +44,7 @@ final class Daemon {
 
     /// Starts the process and waits until it answers `status`.
     func start() throws {
-        let arguments = ["--data-dir", directory, "--socket", socket, "--listen", address, "--name", name, "--no-mdns", "--log-level", "debug"]
+        let arguments = ["--data-dir", directory, "--socket", socket, "--listen", address, "--name", name, "--no-mdns", "--web-listen", "127.0.0.1:0", "--log-level", "debug"]
             + peers.flatMap { ["--peer", "127.0.0.1:\($0)"] }
         process = try ChildProcess.background([builtProduct("notesd")] + arguments, logPath: logPath)
         try waitUntil("\(name) answers status", seconds: 30) { (try? self.ctl(["status"]))?.status == 0 }

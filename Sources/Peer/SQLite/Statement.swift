@@ -103,6 +103,8 @@ public struct Row {
 
     public func int(_ column: Int32) -> Int64 { sqlite3_column_int64(statement.handle, column) }
 
+    public func double(_ column: Int32) -> Double { sqlite3_column_double(statement.handle, column) }
+
     public func text(_ column: Int32) -> String {
         guard let pointer = sqlite3_column_text(statement.handle, column) else { return "" }
         let count = Int(sqlite3_column_bytes(statement.handle, column))

@@ -6,6 +6,7 @@ extension Replica {
     /// head, and block reference counts are exact. Returns the problems found (empty: healthy).
     public func integrityProblems() throws -> [String] {
         var problems = try database.check(full: true).map { "sqlite: \($0)" }
+        problems += try searchIndexProblems()
         let unlogged = try database.first(
             "SELECT count(*) FROM revisions r WHERE NOT EXISTS (SELECT 1 FROM log WHERE log.revision = r.id)"
         ) { $0.int(0) } ?? 0

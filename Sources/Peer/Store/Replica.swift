@@ -83,6 +83,7 @@ public final class Replica {
             (ReplicaID(RecordID(bytes: row.blob(0))!), UInt64(row.int(1)))
         }
         vector = VersionVector(Dictionary(uniqueKeysWithValues: counters))
+        try buildSearchIndexIfNeeded()
     }
 
     public static func systemRandomBytes(_ count: Int) -> [UInt8] { Sodium.randomBytes(count) }

@@ -126,5 +126,25 @@ enum Schema {
             added INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
+        // 4 (web): full-text search over title and body text (docs/web.md, "Search"), kept
+        // in the transaction that materialises each note; `search_index = 0` asks
+        // `Replica.init` to index the notes a library already had. And the web app's
+        // sessions (hashes only; local, never synced).
+        """
+        CREATE VIRTUAL TABLE note_search USING fts5(
+            note UNINDEXED, title, body,
+            tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3'
+        );
+        CREATE TABLE note_search_docs (
+            note BLOB PRIMARY KEY,
+            doc INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO meta (key, value) VALUES ('search_index', 0);
+        CREATE TABLE web_sessions (
+            hash TEXT PRIMARY KEY,
+            created INTEGER NOT NULL,
+            last_used INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
 }

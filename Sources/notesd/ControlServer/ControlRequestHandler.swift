@@ -35,10 +35,19 @@ struct PeerCredentials: Hashable, Sendable {
     var groupID: UInt32
 }
 
+/// Which transport carried a request: the same dispatch serves both (docs/web.md).
+enum ControlTransport: Hashable, Sendable {
+    /// The Unix socket, whose peer passed the `SO_PEERCRED` owner check.
+    case unixSocket
+    /// `POST /api/rpc` from a signed-in web session.
+    case http
+}
+
 /// The connection a request arrived on, for the handler.
 struct ControlContext: Sendable {
     let connectionID: ControlConnectionID
     let peer: PeerCredentials
+    let transport: ControlTransport
     /// The connection's serial queue, where `handle` runs: for work that should not hold the
     /// engine's queue or another connection, such as encoding a large answer.
     let queue: DispatchQueue
@@ -47,6 +56,18 @@ struct ControlContext: Sendable {
     init(peer: PeerCredentials, mailbox: ConnectionMailbox, queue: DispatchQueue) {
         self.connectionID = mailbox.id
         self.peer = peer
+        self.transport = .unixSocket
+        self.queue = queue
+        self.mailbox = mailbox
+    }
+
+    /// A web request: `peer` is the daemon's own user (a session proved who is asking),
+    /// and the mailbox only reports when the HTTP client is gone (`watch` is refused over
+    /// HTTP before dispatch, so nothing streams through it).
+    init(httpRequest mailbox: ConnectionMailbox, peer: PeerCredentials, queue: DispatchQueue) {
+        self.connectionID = mailbox.id
+        self.peer = peer
+        self.transport = .http
         self.queue = queue
         self.mailbox = mailbox
     }

@@ -8,6 +8,8 @@ import Peer
 /// encoded, on the connection's queue, so the engine's queue does only the engine's work.
 struct EngineControlHandler: ControlRequestHandler {
     let engine: Engine
+    /// The web server, for `status` and the `web.*` methods (Engine+Web.swift).
+    var web: WebControl? = nil
 
     /// Decodes `M`'s params, runs `start` on the engine's queue, and encodes what it
     /// completes with back on the connection's queue.
@@ -38,7 +40,7 @@ struct EngineControlHandler: ControlRequestHandler {
         typealias M = ControlMethods
         switch request.method {
         case M.Status.name:
-            run(M.Status.self, request, context, reply) { engine, _ in try engine.status() }
+            run(M.Status.self, request, context, reply) { [web] engine, _ in try engine.status().withWeb(web) }
         case M.DevicesList.name:
             run(M.DevicesList.self, request, context, reply) { engine, _ in engine.deviceInfos() }
         case M.DevicesRemove.name:
@@ -76,10 +78,14 @@ struct EngineControlHandler: ControlRequestHandler {
         case M.FoldersDelete.name:
             run(M.FoldersDelete.self, request, context, reply) { engine, params in try engine.foldersDelete(params) }
         case M.Sync.name:
-            answer(M.Sync.self, request, context, reply) { engine, params, complete in engine.startSync(params, complete: complete) }
+            answer(M.Sync.self, request, context, reply) { engine, params, complete in engine.startSync(context.transport.capping(params), complete: complete) }
         case M.Watch.name:
             let sink = context.startWatch()
             run(M.Watch.self, request, context, reply) { engine, _ in engine.watch(sink) }
+        case M.NotesSearch.name:
+            run(M.NotesSearch.self, request, context, reply) { engine, params in try engine.notesSearch(params) }
+        case M.WebLoginToken.name, M.WebSessions.name, M.WebLogoutAll.name:
+            handleWeb(request, context: context, reply: reply)
         default:
             reply(ControlWire.error(id: request.id, .methodNotFound(request.method)))
         }

@@ -29,6 +29,8 @@ struct DaemonStartup: Sendable {
     /// Sockets systemd passed other than the control socket (e.g. a sync listener named
     /// `sync`); the engine adopts or closes them.
     let otherActivatedSockets: [ActivatedSocket]
+    /// The web server, bound but not serving yet; the engine attaches to it. `nil` with `--no-web`.
+    var web: WebControl? = nil
 }
 
 /// The exit statuses of `notesd`.
@@ -120,13 +122,24 @@ enum DaemonMain {
             return .failure
         }
 
+        // The web port is bound before the engine too, so `status` knows it from the start.
+        let web: WebControl?
+        do {
+            web = try config.web.map { try WebControl.bind($0, log: log) }
+        } catch {
+            log.error("\(error)")
+            listener.close()
+            return .failure
+        }
+
         let notifier = SystemdNotifier(environment: environment)
         let engine: any DaemonEngine
         do {
-            engine = try startEngine(DaemonStartup(config: config, log: log, notifier: notifier, otherActivatedSockets: otherSockets))
+            engine = try startEngine(DaemonStartup(config: config, log: log, notifier: notifier, otherActivatedSockets: otherSockets, web: web))
         } catch {
             log.error("cannot start: \(error)")
             listener.close()
+            if let web { close(web.listener.fileDescriptor) }
             return .failure
         }
 
@@ -140,7 +153,18 @@ enum DaemonMain {
             return .failure
         }
 
-        notify(log) { try notifier.ready(status: "Serving \(server.path)") }
+        if let web {
+            do {
+                try web.start(handler: engine.controlHandler)
+            } catch {
+                log.error("\(error)")
+                server.stop()
+                engine.shutdown()
+                return .failure
+            }
+        }
+
+        notify(log) { try notifier.ready(status: "Serving \(server.path)" + (web.map { ", web app on \($0.url)" } ?? "")) }
         let watchdog = Watchdog.start(notifier: notifier, engine: engine, log: log)
 
         waitForStop()
@@ -148,6 +172,7 @@ enum DaemonMain {
         // The watchdog first, so that no ping follows STOPPING=1.
         watchdog?.stop()
         notify(log) { try notifier.stopping() }
+        web?.stop()
         server.stop()
         engine.shutdown()
         log.info("stopped")
