@@ -228,8 +228,8 @@ export function blockToNode(block) {
   }
 }
 
-/** The text of HTML, entities decoded, tags dropped (for code blocks). */
-function plainText(html) {
+/** The text of HTML, entities decoded, tags dropped, `<br>` a newline (for code blocks and pastes). */
+export function plainText(html) {
   let out = '';
   for (const token of tokenize(html)) {
     if (token.kind === 'text') out += decodeEntities(html.slice(token.from, token.to));

@@ -1,0 +1,66 @@
+// What the sidebar and the list show: every note's summary and every folder, read with
+// `notes.list` and `folders.list` and read again (coalesced) when events say something changed.
+
+export class Library {
+  constructor(api) {
+    this.api = api;
+    this.notes = [];      // not in the Trash, pinned first then newest first (notes.list order)
+    this.trashed = [];
+    this.folders = [];
+    this.byId = new Map();
+    this.listeners = new Set();
+    this.loading = null;
+    this.again = false;
+    this.loaded = false;
+  }
+
+  onChange(listener) { this.listeners.add(listener); }
+
+  /** Reads everything again; calls made while a read is running share one more read after it. */
+  async reload() {
+    if (this.loading) { this.again = true; return this.loading; }
+    this.loading = (async () => {
+      do {
+        this.again = false;
+        const [notes, trashed, folders] = await Promise.all([
+          this.api.call('notes.list', {}),
+          this.api.call('notes.list', { trashed: true }),
+          this.api.call('folders.list', {}),
+        ]);
+        this.notes = notes;
+        this.trashed = trashed;
+        this.folders = folders;
+        this.byId = new Map([...notes, ...trashed].map((n) => [n.id, n]));
+        this.loaded = true;
+        for (const listener of this.listeners) listener();
+      } while (this.again);
+    })();
+    try { await this.loading; } finally { this.loading = null; }
+  }
+
+  get(id) { return this.byId.get(id) ?? null; }
+
+  /** The notes a sidebar entry shows. */
+  filtered(filter) {
+    switch (filter.kind) {
+      case 'pinned': return this.notes.filter((n) => n.pinned);
+      case 'trash': return this.trashed;
+      case 'conflicts': return this.notes.filter((n) => n.conflictOf);
+      case 'folder': return this.notes.filter((n) => (n.folder ?? null) === filter.id);
+      case 'tag': return this.notes.filter((n) => n.tags.includes(filter.tag));
+      default: return this.notes;
+    }
+  }
+
+  /** Every tag with how many notes carry it, sorted by name. */
+  tags() {
+    const counts = new Map();
+    for (const note of this.notes) for (const tag of note.tags) counts.set(tag, (counts.get(tag) ?? 0) + 1);
+    return [...counts.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  }
+
+  /** Conflict copies of `id` that are not in the Trash. */
+  copiesOf(id) {
+    return this.notes.filter((n) => n.conflictOf === id);
+  }
+}
