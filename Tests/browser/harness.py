@@ -18,6 +18,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.support.ui import WebDriverWait
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -53,17 +54,24 @@ class Daemon:
         self.socket = os.path.join(self.dir, "control.sock")
         self.process = None
         self.log = None
+        # Port 0 the first time; a restart asks for the same ports again, so the browser's
+        # origin (and its signed-in session) and the peers' addresses stay the same.
+        self.listen = "127.0.0.1:0"
+        self.web = "127.0.0.1:0"
 
     def start(self):
         self.log = open(os.path.join(self.dir, "notesd.log"), "ab")
         self.process = subprocess.Popen(
             [os.path.join(BIN, "notesd"), "--data-dir", os.path.join(self.dir, "data"), "--socket", self.socket,
-             "--listen", "127.0.0.1:0", "--web-listen", "127.0.0.1:0", "--web-root", WEB_ROOT, "--no-mdns",
+             "--listen", self.listen, "--web-listen", self.web, "--web-root", WEB_ROOT, "--no-mdns",
              "--name", self.name],
             stdout=self.log, stderr=subprocess.STDOUT)
         status = wait_for(lambda: self.ctl_json("status"), f"{self.name} to answer")
+        wanted_web = self.web
         self.listen = status["listen"][0]
         self.web = status["web"]["listen"]
+        if not wanted_web.endswith(":0") and self.web != wanted_web:
+            raise AssertionError(f"{self.name} could not serve on {wanted_web} again (got {self.web})")
         self.device = status["device"]
         return self
 
@@ -156,7 +164,7 @@ class Browser:
 
     def wait(self, condition, what, timeout=TIMEOUT):
         try:
-            return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(lambda d: condition())
+            return WebDriverWait(self.driver, timeout, poll_frequency=0.05, ignored_exceptions=(StaleElementReferenceException, NoSuchElementException)).until(lambda d: condition())
         except Exception as error:
             self.screenshot(f"failed-{self.name}")
             raise AssertionError(f"{self.name}: timed out waiting for {what}") from error

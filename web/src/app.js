@@ -35,7 +35,7 @@ class App {
       library: this.library,
       onCompare: (noteId, copyId) => this.compare(noteId, copyId),
       onHistory: (id) => this.history(id),
-      onSaved: () => this.reloadSoon(),
+      onSaved: (summary) => { if (summary) this.library.patch(summary); this.reloadSoon(); },
     });
     this.compareView = new CompareView($('note-pane'), { api: this.api, onDone: (id) => this.afterResolve(id) });
     this.historyView = new HistoryView($('note-pane'), { api: this.api, onDone: (id) => this.openNote(id) });
@@ -64,6 +64,18 @@ class App {
   }
 
   async start() {
+    // A sign-in link opened in a tab that already shows the app changes only the fragment.
+    window.addEventListener('hashchange', () => { if (loginToken(location.hash)) this.signInAgain(); });
+    await this.signIn();
+  }
+
+  async signInAgain() {
+    this.events.stop();
+    document.body.dataset.ready = 'false';
+    await this.signIn();
+  }
+
+  async signIn() {
     const token = loginToken(location.hash);
     if (token) {
       history.replaceState(null, '', '/');

@@ -402,10 +402,11 @@ export class NoteEditor {
     if (!pending && !read) { this.setSaveState('saved'); return; }
     const sentFields = { ...this.fieldChanges };
     try {
+      let summary = null;
       if (pending) {
         this.setSaveState('saving');
         this.keepUnsaved(pending.params);
-        await this.api.call('notes.update', pending.params);
+        summary = await this.api.call('notes.update', pending.params);
       }
       const doc = await this.api.call('notes.get', { id });
       if (this.note?.id !== id) return;
@@ -416,7 +417,7 @@ export class NoteEditor {
       this.dropUnsaved(id);
       this.setSaveState(this.pendingUpdate() ? 'pending' : 'saved');
       if (this.pendingUpdate() && !this.timer) this.saveSoon();
-      if (pending) this.onSaved();
+      if (summary) this.onSaved(summary);
     } catch (error) {
       if (error.name === 'OfflineError' || error.constructor?.name === 'OfflineError') this.setSaveState('offline');
       else this.setSaveState('failed', errorMessage(error));

@@ -72,12 +72,14 @@ export class EventStream {
 
   start() {
     this.stopped = false;
-    this.loop();
+    this.generation = (this.generation ?? 0) + 1;
+    this.loop(this.generation);
   }
 
   stop() {
     this.stopped = true;
     this.controller?.abort();
+    this.wake?.();
   }
 
   /** Reconnect now instead of waiting out the back-off (e.g. when the window regains focus). */
@@ -85,14 +87,15 @@ export class EventStream {
     this.wake?.();
   }
 
-  async loop() {
-    while (!this.stopped) {
+  async loop(generation) {
+    const current = () => !this.stopped && generation === this.generation;
+    while (current()) {
       try {
         await this.once();
       } catch {
         // fall through: reconnect below
       }
-      if (this.stopped) return;
+      if (!current()) return;
       this.onState('closed');
       this.failures += 1;
       const delay = Math.min(this.retryMs * Math.min(this.failures, 5), 10000);

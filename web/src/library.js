@@ -40,6 +40,19 @@ export class Library {
 
   get(id) { return this.byId.get(id) ?? null; }
 
+  /** Puts a summary the app just got (from its own save) in place at once, in notes.list order. */
+  patch(summary) {
+    const without = (list) => list.filter((n) => n.id !== summary.id);
+    this.notes = without(this.notes);
+    this.trashed = without(this.trashed);
+    (summary.trashed ? this.trashed : this.notes).push(summary);
+    const order = (a, b) => (b.pinned - a.pinned) || (b.modified - a.modified) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+    this.notes.sort(order);
+    this.trashed.sort(order);
+    this.byId.set(summary.id, summary);
+    for (const listener of this.listeners) listener();
+  }
+
   /** The notes a sidebar entry shows. */
   filtered(filter) {
     switch (filter.kind) {

@@ -66,6 +66,10 @@ export class StatusLine {
         }
         this.render();
       } while (this.again);
+      // While entries are still on their way, look again shortly: the last progress event
+      // may come before the daemon's counters settle.
+      clearTimeout(this.busyTimer);
+      if (this.element.dataset.tone === 'busy') this.busyTimer = setTimeout(() => this.refresh(), 1000);
     })();
     try { await this.refreshing; } finally { this.refreshing = null; }
   }
