@@ -10,16 +10,21 @@ const SESSION_KEY = 'notesd.session';
 export class RPCError extends Error {
   constructor(error) {
     super(error.message);
+    this.name = 'RPCError';
     this.code = error.code;
     this.data = error.data ?? null;
   }
 }
 
 /** notesd did not answer at all (not running, restarting): the app retries by itself. */
-export class OfflineError extends Error {}
+export class OfflineError extends Error {
+  constructor(message) { super(message); this.name = 'OfflineError'; }
+}
 
 /** The session was refused (expired, logged out everywhere): sign in again with `notesctl ui`. */
-export class SignedOutError extends Error {}
+export class SignedOutError extends Error {
+  constructor(message) { super(message); this.name = 'SignedOutError'; }
+}
 
 export class Api {
   constructor(storage = globalThis.localStorage, fetcher = (...args) => globalThis.fetch(...args)) {

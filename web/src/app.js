@@ -186,7 +186,7 @@ class App {
   }
 
   showError(error) {
-    if (error?.name === 'OfflineError' || error?.constructor?.name === 'OfflineError') return this.status.setOnline(false);
+    if (error?.name === 'OfflineError') return this.status.setOnline(false);
     const status = $('status');
     status.dataset.tone = 'bad';
     status.textContent = errorMessage(error);

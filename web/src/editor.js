@@ -419,7 +419,7 @@ export class NoteEditor {
       if (this.pendingUpdate() && !this.timer) this.saveSoon();
       if (summary) this.onSaved(summary);
     } catch (error) {
-      if (error.name === 'OfflineError' || error.constructor?.name === 'OfflineError') this.setSaveState('offline');
+      if (error.name === 'OfflineError') this.setSaveState('offline');
       else this.setSaveState('failed', errorMessage(error));
       throw error;
     }

@@ -62,7 +62,7 @@ export class StatusLine {
           this.status = await this.api.call('status');
           this.online = true;
         } catch (error) {
-          if (error.name === 'OfflineError' || error.constructor.name === 'OfflineError') this.online = false;
+          if (error.name === 'OfflineError') this.online = false;
         }
         this.render();
       } while (this.again);
