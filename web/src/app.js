@@ -41,7 +41,7 @@ class App {
     this.historyView = new HistoryView($('note-pane'), { api: this.api, onDone: (id) => this.openNote(id) });
     this.devices = new DevicesView($('devices-pane'), { api: this.api, onChanged: () => this.status.refresh() });
     this.search = new Search($('search'), this.api, {
-      onResults: (query, hits) => this.showResults(query, hits),
+      onResults: (query, hits) => { if (this.screen !== 'notes') this.showScreen('notes'); this.showResults(query, hits); },
       onClear: () => this.showList(),
       onError: (error) => this.showError(error),
     });

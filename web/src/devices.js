@@ -15,6 +15,8 @@ export class DevicesView {
     this.onChanged = onChanged;
     this.invite = null;
     this.countdown = null;
+    this.confirming = null; // the device whose removal is being confirmed
+    this.joinValues = { code: '', address: '' };
     this.message = h('p', { class: 'form-message', role: 'status', 'aria-live': 'polite' });
   }
 
@@ -62,8 +64,15 @@ export class DevicesView {
     });
     this.inviteBox = h('div', { class: 'invite-box', 'aria-live': 'polite' });
     this.renderInvite();
-    const code = h('input', { type: 'text', id: 'join-code', autocomplete: 'off', spellcheck: 'false', placeholder: 'ABCD-EFGH-…', 'aria-describedby': 'join-help' });
-    const address = h('input', { type: 'text', id: 'join-address', autocomplete: 'off', spellcheck: 'false', placeholder: 'optional: 192.168.1.20:7447' });
+    // Redrawn on every sync event: what was typed, and a confirmation being answered, stay.
+    const code = h('input', {
+      type: 'text', id: 'join-code', autocomplete: 'off', spellcheck: 'false', placeholder: 'ABCD-EFGH-…', 'aria-describedby': 'join-help',
+      value: this.joinValues.code, dataset: { focusKey: 'join-code' }, oninput: () => { this.joinValues.code = code.value; },
+    });
+    const address = h('input', {
+      type: 'text', id: 'join-address', autocomplete: 'off', spellcheck: 'false', placeholder: 'optional: 192.168.1.20:7447',
+      value: this.joinValues.address, dataset: { focusKey: 'join-address' }, oninput: () => { this.joinValues.address = address.value; },
+    });
     const joinButton = h('button', { type: 'submit', class: 'primary' }, 'Join');
     const join = h('form', {
       class: 'join-form', onsubmit: (event) => { event.preventDefault(); this.join(code.value, address.value, joinButton); },
@@ -90,6 +99,7 @@ export class DevicesView {
         h('section', { class: 'card', 'aria-labelledby': 'join-heading' },
           h('h3', { id: 'join-heading' }, 'Join a household'),
           join)));
+    if (this.confirming) this.showConfirm(this.confirming);
     if (focused) this.pane.querySelector(`[data-focus-key="${focused}"]`)?.focus();
   }
 
@@ -142,6 +152,7 @@ export class DevicesView {
       const params = { code };
       if (address.trim()) params.address = address.trim();
       const result = await this.api.call('join', params);
+      this.joinValues = { code: '', address: '' };
       this.message.textContent = `Joined household ${result.household.short}: ${result.devices.length} devices. Notes sync now.`;
       await this.show();
       this.onChanged();
@@ -153,20 +164,33 @@ export class DevicesView {
   }
 
   confirmRemove(device) {
+    this.confirming = device;
+    this.showConfirm(device);
+    this.pane.querySelector('[role=alertdialog] button:last-child')?.focus();
+  }
+
+  cancelRemove() {
+    const device = this.confirming;
+    this.confirming = null;
+    this.render();
+    if (device) this.pane.querySelector(`[data-focus-key="remove-${device.id}"]`)?.focus();
+  }
+
+  showConfirm(device) {
+    if (!this.pane.querySelector(`[data-device="${device.id}"]`)) { this.confirming = null; return; }
     const dialog = h('div', { class: 'confirm', role: 'alertdialog', 'aria-modal': 'true', 'aria-labelledby': 'confirm-text' },
       h('p', { id: 'confirm-text' }, `Remove “${device.name}” (${device.short}) from the household? It keeps the notes it has, but stops syncing with every device here, now and for good (until it joins again with a new code).`),
       h('div', { class: 'confirm-actions' },
-        h('button', { type: 'button', class: 'danger', onclick: () => this.remove(device, dialog) }, `Remove ${device.name}`),
-        h('button', { type: 'button', onclick: () => { dialog.remove(); this.render(); } }, 'Cancel')));
-    dialog.addEventListener('keydown', (event) => { if (event.key === 'Escape') { dialog.remove(); this.render(); } });
-    this.pane.querySelector(`[data-device="${device.id}"]`)?.append(dialog);
-    dialog.querySelector('button:last-child').focus();
+        h('button', { type: 'button', class: 'danger', dataset: { focusKey: 'confirm-remove' }, onclick: () => this.remove(device) }, `Remove ${device.name}`),
+        h('button', { type: 'button', dataset: { focusKey: 'confirm-cancel' }, onclick: () => this.cancelRemove() }, 'Cancel')));
+    dialog.addEventListener('keydown', (event) => { if (event.key === 'Escape') this.cancelRemove(); });
+    this.pane.querySelector(`[data-device="${device.id}"]`).append(dialog);
   }
 
-  async remove(device, dialog) {
+  async remove(device) {
     try {
       await this.api.call('devices.remove', { device: device.id });
-      dialog.remove();
+      this.confirming = null;
       this.message.textContent = `${device.name} was removed from the household.`;
       await this.show();
       this.onChanged();

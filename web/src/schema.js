@@ -70,7 +70,12 @@ export const schema = new Schema({
         dom.title = 'Kept as it was written (this editor cannot change it)';
         const template = document.createElement('template');
         template.innerHTML = sanitizeHTML(node.attrs.html);
-        dom.append(template.content);
+        if (template.content.textContent.trim() === '') {
+          dom.classList.add('hidden-content');
+          dom.textContent = 'Something this app does not show (kept as it was)';
+        } else {
+          dom.append(template.content);
+        }
         return dom;
       },
     },
@@ -84,9 +89,9 @@ export const schema = new Schema({
     link: {
       attrs: { href: {}, title: { default: null } }, inclusive: false,
       toDOM: (mark) => {
-        const attrs = { rel: 'noopener noreferrer', title: mark.attrs.title ?? mark.attrs.href };
-        if (safeHref(mark.attrs.href)) attrs.href = mark.attrs.href;
-        return ['a', attrs, 0];
+        // A link that could run code (javascript:, data:, …) is shown as a link that goes nowhere.
+        if (!safeHref(mark.attrs.href)) return ['a', { rel: 'noopener noreferrer', class: 'unsafe', title: 'This link is not followed: its address could run code' }, 0];
+        return ['a', { href: mark.attrs.href, rel: 'noopener noreferrer', title: mark.attrs.title ?? mark.attrs.href }, 0];
       },
     },
     strong: { attrs: { tag: { default: 'strong' } }, toDOM: () => ['strong', 0] },
