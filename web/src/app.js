@@ -12,7 +12,7 @@ import { CompareView } from './compare.js';
 import { HistoryView } from './history.js';
 import { DevicesView } from './devices.js';
 import { StatusLine } from './status.js';
-import { debounce, errorMessage } from './dom.js';
+import { debounce, throttle, errorMessage } from './dom.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -45,7 +45,9 @@ class App {
       onClear: () => this.showList(),
       onError: (error) => this.showError(error),
     });
-    this.reloadSoon = debounce(() => this.reload(), 150);
+    // Re-reading 10,000 summaries takes a while: during a burst of events, leave the daemon
+    // three times as long as the last read took before reading again.
+    this.reloadSoon = throttle(() => this.reload().catch((error) => this.showError(error)), () => Math.max(150, 3 * this.library.lastReadMs));
     this.statusSoon = debounce(() => { this.status.refresh(); this.devices.refresh(); }, 250);
     this.library.onChange(() => {
       this.sidebar.render();

@@ -52,6 +52,31 @@ export function debounce(fn, ms) {
   return debounced;
 }
 
+/**
+ * Runs `fn` soon after a call, then at most once per `gap()` ms while calls keep coming (the
+ * last call always gets a run after it). For re-reading the library during bursts of events.
+ */
+export function throttle(fn, gap) {
+  let timer = null;
+  let last = 0;
+  let running = false;
+  let again = false;
+  const run = async () => {
+    timer = null;
+    if (running) { again = true; return; }
+    running = true;
+    last = Date.now();
+    try { await fn(); } catch { /* the caller reports its own errors */ }
+    running = false;
+    if (again) { again = false; schedule(); }
+  };
+  const schedule = () => {
+    if (timer) return;
+    timer = setTimeout(run, Math.max(50, last + gap() - Date.now()));
+  };
+  return schedule;
+}
+
 /** A message for an error from the API, for the status line or a form. */
 export function errorMessage(error) {
   return error?.message ?? String(error);

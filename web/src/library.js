@@ -12,6 +12,7 @@ export class Library {
     this.loading = null;
     this.again = false;
     this.loaded = false;
+    this.lastReadMs = 0;
   }
 
   onChange(listener) { this.listeners.add(listener); }
@@ -22,6 +23,7 @@ export class Library {
     this.loading = (async () => {
       do {
         this.again = false;
+        const started = performance.now();
         const [notes, trashed, folders] = await Promise.all([
           this.api.call('notes.list', {}),
           this.api.call('notes.list', { trashed: true }),
@@ -32,6 +34,7 @@ export class Library {
         this.folders = folders;
         this.byId = new Map([...notes, ...trashed].map((n) => [n.id, n]));
         this.loaded = true;
+        this.lastReadMs = performance.now() - started;
         for (const listener of this.listeners) listener();
       } while (this.again);
     })();
