@@ -9,7 +9,7 @@ import {
   split, join, tokenize, attributesOf, trimHTMLSpace, blockKey, checklistRule, checklistState, attributeValue, BLOCK_LEVEL,
 } from './htmlblocks.js';
 import { decodeEntities, escapeText, escapeAttribute } from './text.js';
-import { safeHref } from './sanitize.js';
+import { safeHref, sanitizeHTML } from './sanitize.js';
 
 // ---- Opening -------------------------------------------------------------------------------
 
@@ -440,6 +440,41 @@ export function inlineHTML(node) {
 /** Whether a link target may be stored from the editor (the link dialog refuses others). */
 export function acceptableHref(href) {
   return safeHref(href) || /^[a-z0-9.-]+\.[a-z]{2,}(\/|$)/i.test(href);
+}
+
+// ---- Pasting -------------------------------------------------------------------------------
+
+/**
+ * The editor nodes for HTML another app put on the clipboard: sanitised, split into blocks as
+ * notesd would, each block made the editor's own node with none of the other app's attributes;
+ * pieces the model cannot hold (tables, figures, stray markup) become paragraphs of their text.
+ */
+export function pastedNodes(html) {
+  const nodes = split(sanitizeHTML(html)).map((block) => {
+    if (block.kind === 'opaque') {
+      // Cells and other blocks inside it are separated by a space in its text.
+      const text = plainText(block.content.replace(/<\/(td|th|tr|p|div|li|h[1-6]|blockquote|pre)>/gi, ' $&')).replace(/\s+/g, ' ').trim();
+      return schema.nodes.paragraph.create(null, text ? [schema.text(text)] : []);
+    }
+    // The state of a checklist item is kept; the other app's attributes are not.
+    const node = blockToNode(block);
+    const attrs = { ...node.attrs, attributes: [], startTag: null };
+    if (node.type === schema.nodes.list_item) attrs.containers = node.attrs.containers.map((c) => ({ ordered: c.ordered, attributes: [], startTag: null }));
+    return node.type.create(attrs, node.content);
+  });
+  return nodes.filter((node) => node.type !== schema.nodes.paragraph || node.content.size > 0);
+}
+
+/** Plain text pasted: a paragraph per blank-line-separated chunk, line breaks kept. */
+export function pastedTextNodes(text) {
+  return text.split(/\r?\n\r?\n/).map((chunk) => {
+    const out = [];
+    chunk.split(/\r?\n/).forEach((line, i) => {
+      if (i > 0) out.push(schema.nodes.hard_break.create());
+      if (line) out.push(schema.text(line));
+    });
+    return schema.nodes.paragraph.create(null, out);
+  });
 }
 
 export { split, join, blockKey };

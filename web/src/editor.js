@@ -12,13 +12,11 @@ import { EditorState, TextSelection } from 'prosemirror-state';
 import { Slice, Fragment } from 'prosemirror-model';
 import { EditorView } from 'prosemirror-view';
 import { schema } from './schema.js';
-import { OpenedNote, mergeServer, blockToNode, acceptableHref, plainText } from './blockdoc.js';
-import { split } from './htmlblocks.js';
+import { OpenedNote, mergeServer, acceptableHref, pastedNodes, pastedTextNodes } from './blockdoc.js';
 import {
   bindings, keymap, history, numbering, handleTextInput, toggleMark, markActive, makeHeading, makeParagraph,
   makeBullets, makeNumbered, makeChecklist, makeQuote, makeCode, insertRule, toggleChecked, undo, redo, isMac,
 } from './commands.js';
-import { sanitizeHTML } from './sanitize.js';
 import { h, replace, formatTime, errorMessage } from './dom.js';
 import { COLORS } from './list.js';
 
@@ -326,18 +324,17 @@ export class NoteEditor {
     if (html) {
       // Opaque pieces (tables, figures, …) from a paste become their text: pasted content is
       // always content the editor can save and show.
-      nodes = split(sanitizeHTML(html)).map((block) => (block.kind === 'opaque'
-        ? schema.nodes.paragraph.create({ attributes: [], startTag: null }, textNodes(block.content))
-        : blockToNode({ ...block, attributes: [], startTag: null, containers: block.containers?.map((c) => ({ ...c, attributes: [], startTag: null })) })));
-      nodes = nodes.filter((node) => node.type !== schema.nodes.paragraph || node.content.size > 0);
+      nodes = pastedNodes(html);
     } else if (text) {
-      nodes = text.split(/\r?\n\r?\n/).map((chunk) => schema.nodes.paragraph.create(null, lines(chunk)));
+      nodes = pastedTextNodes(text);
     } else {
       return false;
     }
     if (nodes.length === 0) return true;
     const single = nodes.length === 1 && nodes[0].isTextblock;
-    const slice = single ? new Slice(nodes[0].content, 0, 0) : new Slice(Fragment.from(nodes), 1, 1);
+    const slice = single
+      ? new Slice(nodes[0].content, 0, 0)
+      : new Slice(Fragment.from(nodes), nodes[0].isTextblock ? 1 : 0, nodes[nodes.length - 1].isTextblock ? 1 : 0);
     view.dispatch(view.state.tr.replaceSelection(slice).scrollIntoView());
     return true;
   }
@@ -484,16 +481,3 @@ export class NoteEditor {
   }
 }
 
-function textNodes(html) {
-  const text = plainText(html).replace(/\s+/g, ' ').trim();
-  return text ? [schema.text(text)] : [];
-}
-
-function lines(chunk) {
-  const out = [];
-  chunk.split(/\r?\n/).forEach((line, i) => {
-    if (i > 0) out.push(schema.nodes.hard_break.create());
-    if (line) out.push(schema.text(line));
-  });
-  return out;
-}

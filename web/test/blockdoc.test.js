@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EditorState, TextSelection } from 'prosemirror-state';
-import { OpenedNote, nodeToBlock, mergeServer, diffBlocks } from '../src/blockdoc.js';
+import { OpenedNote, nodeToBlock, mergeServer, diffBlocks, pastedNodes, pastedTextNodes } from '../src/blockdoc.js';
 import { split, join, blockKey } from '../src/htmlblocks.js';
 import { schema } from '../src/schema.js';
 
@@ -170,4 +170,12 @@ test('block diff finds the changed run', () => {
   assert.deepEqual(diffBlocks(b('<p>1</p><p>3</p>'), b('<p>1</p><p>2</p><p>3</p>')), [{ a: 1, b: 1, c: 1, d: 2 }]);
   assert.deepEqual(diffBlocks(b('<p>1</p><p>2</p><p>3</p><p>4</p>'), b('<p>0</p><p>2</p><p>3</p>')), [{ a: 0, b: 1, c: 0, d: 1 }, { a: 3, b: 4, c: 3, d: 3 }]);
   assert.deepEqual(diffBlocks(b('<p>1</p>'), b('<p>1</p>')), []);
+});
+
+test('a paste from another app is cleaned to the block model', () => {
+  const html = '<meta charset="utf-8"><h2 style="color:red" class="x">Title</h2><p><span style="font-weight:700">Bold?</span> <b onclick="x()">yes</b></p><script>alert(1)</script><ul><li data-checked="true">one<ul><li>two</li></ul></li></ul><table><tr><td>a</td><td>b</td></tr></table>';
+  const nodes = pastedNodes(html);
+  const blocks = nodes.map(nodeToBlock);
+  assert.equal(join(blocks), '<h2>Title</h2>\n<p>Bold? <b>yes</b></p>\n<ul><li data-checked="true">one<ul><li>two</li></ul></li></ul>\n<p>a b</p>');
+  assert.deepEqual(pastedTextNodes('a\nb\n\nc').map((n) => n.type.name), ['paragraph', 'paragraph']);
 });
