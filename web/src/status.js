@@ -68,8 +68,10 @@ export class StatusLine {
       } while (this.again);
       // While entries are still on their way, look again shortly: the last progress event
       // may come before the daemon's counters settle.
+      // A few times only: an idle app must not poll.
       clearTimeout(this.busyTimer);
-      if (this.element.dataset.tone === 'busy') this.busyTimer = setTimeout(() => this.refresh(), 1000);
+      this.busyPolls = this.element.dataset.tone === 'busy' ? (this.busyPolls ?? 0) + 1 : 0;
+      if (this.busyPolls > 0 && this.busyPolls <= 5) this.busyTimer = setTimeout(() => this.refresh(), 1000);
     })();
     try { await this.refreshing; } finally { this.refreshing = null; }
   }
