@@ -162,19 +162,24 @@ class Household(unittest.TestCase):
         copies = wait_for(lambda: [n for n in self.laptop.notes() if n.get("conflictOf") == note["id"]], "a conflict copy on the laptop")
         self.assertEqual(len(copies), 1)
         wait_for(lambda: len([n for n in self.desktop.notes() if n.get("conflictOf") == note["id"]]) == 1, "the copy on the desktop")
-        # Neither text is lost: one is in the note, the other in its copy.
-        texts = self.laptop.html(note["id"]) + self.laptop.html(copies[0]["id"])
-        self.assertIn("Food 350 (desktop).", texts)
-        self.assertIn("Food 280 (laptop).", texts)
+        # Neither text is lost: the later save (the desktop's) is in the note, the laptop's in
+        # the copy.
+        self.assertIn("Food 350 (desktop).", self.laptop.html(note["id"]))
+        self.assertIn("Food 280 (laptop).", self.laptop.html(copies[0]["id"]))
         b = self.on_laptop
         b.wait_text(".banner.conflict", "Another version of this note was kept")
         self.assertIn("Conflicts\n1", b.find(".sidebar").text)
         shot(b, "05-conflict-banner")
+        # The copy says whose version it is, and why.
+        b.open_note("Budget (other version)")
+        b.wait_text(".banner.conflict", "This is the version from laptop, kept because both devices changed the same paragraph.")
+        b.open_note("Budget")
         b.button("Compare").click()
         b.wait_visible(".compare-row.differs", "the differing block highlighted")
         differs = b.finds(".compare-row.differs")
         self.assertEqual(len(differs), 1)
         self.assertEqual({"Food 350 (desktop).", "Food 280 (laptop)."}, {cell.text.replace("Use this block", "").strip() for cell in differs[0].find_elements(By.CSS_SELECTOR, "[role=cell]")})
+        self.assertIn("The version from laptop", b.find(".compare-row.head").text)
         shot(b, "06-compare")
         kept = self.laptop.html(note["id"])
         b.button("Keep this version").click()

@@ -50,11 +50,7 @@ export class CompareView {
       this.api.call('notes.get', { id: noteId }),
       this.api.call('notes.get', { id: copyId }),
     ]);
-    let device = 'the other device';
-    try {
-      const history = await this.api.call('notes.history', { id: copyId });
-      device = history.find((e) => e.deviceName)?.deviceName ?? device;
-    } catch { /* keep the generic name */ }
+    const device = await copyDevice(this.api, noteId);
     this.note = note;
     this.copy = copy;
     const left = split(note.body);
@@ -116,5 +112,35 @@ export class CompareView {
     const html = join(takeHunk(left, right, hunk));
     await this.api.call('notes.update', { id: this.note.id, baseHeads: this.note.heads, html });
     await this.show(this.note.id, this.copy.id);
+  }
+}
+
+/**
+ * The device whose version a conflict copy holds, from the note's history: the copy is the
+ * losing side of a merge, and the loser is the concurrent head with the earlier stamp
+ * (docs/merge.md). The copy's own history cannot say: the merge made it, no device wrote it.
+ */
+export function loserDevice(entries) {
+  const parents = new Set(entries.flatMap((e) => e.parents));
+  let sides = entries.filter((e) => !parents.has(e.revision));
+  if (sides.length < 2) {
+    const merge = entries.find((e) => e.parents.length > 1);
+    if (!merge) return null;
+    sides = entries.filter((e) => merge.parents.includes(e.revision));
+  }
+  const stamp = (e) => e.hlc.split('.').map(Number);
+  sides.sort((x, y) => {
+    const [a, b] = [stamp(x), stamp(y)];
+    return a[0] - b[0] || a[1] - b[1] || (x.revision < y.revision ? -1 : 1);
+  });
+  return sides[0]?.deviceName ?? null;
+}
+
+/** "laptop", or a generic name when the history cannot tell. */
+export async function copyDevice(api, noteId) {
+  try {
+    return loserDevice(await api.call('notes.history', { id: noteId })) ?? 'another device';
+  } catch {
+    return 'another device';
   }
 }

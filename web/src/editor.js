@@ -19,6 +19,7 @@ import {
 } from './commands.js';
 import { h, replace, formatTime, errorMessage } from './dom.js';
 import { COLORS } from './list.js';
+import { copyDevice } from './compare.js';
 
 export const SAVE_DELAY_MS = 400;
 const UNSAVED_KEY = 'notesd.unsaved.';
@@ -214,12 +215,7 @@ export class NoteEditor {
     const note = this.note;
     const items = [];
     if (note.conflictOf) {
-      let device = 'another device';
-      try {
-        const history = await this.api.call('notes.history', { id: note.id });
-        const author = history.find((entry) => entry.deviceName)?.deviceName;
-        if (author) device = author;
-      } catch { /* the banner still says what it is */ }
+      const device = await copyDevice(this.api, note.conflictOf);
       if (this.note?.id !== note.id) return;
       items.push(h('div', { class: 'banner conflict', role: 'note' },
         h('p', {}, `This is the version from ${device}, kept because both devices changed the same paragraph.`),

@@ -6,6 +6,7 @@ import { EditorState, TextSelection } from 'prosemirror-state';
 import { OpenedNote, nodeToBlock, mergeServer, diffBlocks, pastedNodes, pastedTextNodes } from '../src/blockdoc.js';
 import { split, join, blockKey } from '../src/htmlblocks.js';
 import { schema } from '../src/schema.js';
+import { loserDevice } from '../src/compare.js';
 
 /** HTML as notesd stores it (its join of its split), written by several editors and imports. */
 const notes = {
@@ -178,4 +179,16 @@ test('a paste from another app is cleaned to the block model', () => {
   const blocks = nodes.map(nodeToBlock);
   assert.equal(join(blocks), '<h2>Title</h2>\n<p>Bold? <b>yes</b></p>\n<ul><li data-checked="true">one<ul><li>two</li></ul></li></ul>\n<p>a b</p>');
   assert.deepEqual(pastedTextNodes('a\nb\n\nc').map((n) => n.type.name), ['paragraph', 'paragraph']);
+});
+
+test('the device of a conflict copy is the losing head of the merge', () => {
+  const entries = [
+    { revision: 'c', parents: ['a'], hlc: '300.0', deviceName: 'desktop' },
+    { revision: 'b', parents: ['a'], hlc: '200.0', deviceName: 'laptop' },
+    { revision: 'a', parents: [], hlc: '100.0', deviceName: 'laptop' },
+  ];
+  assert.equal(loserDevice(entries), 'laptop');
+  const merged = [{ revision: 'm', parents: ['c', 'b'], hlc: '400.0', deviceName: 'phone' }, ...entries, { revision: 'd', parents: ['m'], hlc: '500.0', deviceName: 'phone' }];
+  assert.equal(loserDevice(merged), 'laptop');
+  assert.equal(loserDevice([{ revision: 'a', parents: [], hlc: '1.0', deviceName: 'x' }]), null);
 });
