@@ -6,7 +6,7 @@ import { EditorState, TextSelection } from 'prosemirror-state';
 import { OpenedNote, nodeToBlock, mergeServer, diffBlocks, pastedNodes, pastedTextNodes } from '../src/blockdoc.js';
 import { split, join, blockKey } from '../src/htmlblocks.js';
 import { schema } from '../src/schema.js';
-import { loserDevice } from '../src/compare.js';
+import { loserDevice, compareRows, takeHunk } from '../src/compare.js';
 
 /** HTML as notesd stores it (its join of its split), written by several editors and imports. */
 const notes = {
@@ -191,4 +191,14 @@ test('the device of a conflict copy is the losing head of the merge', () => {
   const merged = [{ revision: 'm', parents: ['c', 'b'], hlc: '400.0', deviceName: 'phone' }, ...entries, { revision: 'd', parents: ['m'], hlc: '500.0', deviceName: 'phone' }];
   assert.equal(loserDevice(merged), 'laptop');
   assert.equal(loserDevice([{ revision: 'a', parents: [], hlc: '1.0', deviceName: 'x' }]), null);
+});
+
+test('compare rows pair equal blocks and mark the differing parts; taking one part changes only it', () => {
+  const left = split('<p>same</p><p>mine</p><p>also same</p><p>only here</p>');
+  const right = split('<p>same</p><p>theirs</p><p>also same</p>');
+  const rows = compareRows(left, right);
+  assert.deepEqual(rows.map((r) => r.differs), [false, true, false, true]);
+  assert.deepEqual(rows[1].right.map((b) => b.content), ['theirs']);
+  const taken = takeHunk(left, right, rows[1].hunk);
+  assert.equal(join(taken), '<p>same</p>\n<p>theirs</p>\n<p>also same</p>\n<p>only here</p>');
 });
