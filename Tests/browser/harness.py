@@ -197,6 +197,30 @@ class Browser:
             return None
         return self.wait(check, f"a button {label!r}")
 
+    def press(self, label, scope="body"):
+        """Clicks the button labelled `label`, again if the page redrew it under the pointer."""
+        def attempt():
+            try:
+                self.button(label, scope).click()
+                return True
+            except StaleElementReferenceException:
+                return False
+        return self.wait(attempt, f"a click on {label!r}")
+
+    def type_into(self, css, text):
+        """Types `text` into the field `css` (again, whole, if the page redrew it meanwhile)."""
+        def attempt():
+            try:
+                field = self.visible(css)
+                if not field:
+                    return False
+                field.clear()
+                field.send_keys(text)
+                return field.get_attribute("value") == text
+            except StaleElementReferenceException:
+                return False
+        return self.wait(attempt, f"{text!r} typed into {css}")
+
     def row(self, title):
         def check():
             for element in self.finds(".note-list .row"):
