@@ -71,6 +71,15 @@ class Household(unittest.TestCase):
         if not os.environ.get("NOTESD_KEEP"):
             shutil.rmtree(cls.base, ignore_errors=True)
 
+    def setUp(self):
+        # Each test starts where a person would: on the notes, nothing searched.
+        for browser in [self.on_laptop, self.on_desktop]:
+            if browser.driver.execute_script("return document.getElementById('app').dataset.screen === 'devices'"):
+                browser.press("Notes")
+            if browser.find("#search").get_attribute("value"):
+                browser.find("#search").clear()
+                browser.find("#search").send_keys(Keys.ESCAPE)
+
     def tearDown(self):
         for browser in self.browsers:
             errors = [e for e in browser.console_errors() if "/api/events" not in e["message"] and "ERR_CONNECTION_REFUSED" not in e["message"]]
