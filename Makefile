@@ -15,12 +15,13 @@ RELEASE := .build/release
 # less of shared libraries (docs/benchmarks.md).
 RELEASE_FLAGS := -c release -Xswiftc -static-stdlib
 
-.PHONY: help deps test-deps build run test install deb clean
+.PHONY: help deps test-deps build web run test install deb clean
 
 help:
 	@echo "make run      install what is missing, build (release), start notesd in the foreground"
 	@echo "make test     install what is missing, run every test"
-	@echo "make build    build release binaries into $(RELEASE)"
+	@echo "make build    build release binaries into $(RELEASE), and the web app (make web)"
+	@echo "make web      bundle the web app into web/assets/ (esbuild, ProseMirror from Debian)"
 	@echo "make install  install binaries, systemd units, man pages, completions and docs under PREFIX=$(PREFIX) (honours DESTDIR)"
 	@echo "make deb      build the Debian package into .build/deb/ (checked with lintian)"
 
@@ -30,8 +31,12 @@ deps:
 test-deps:
 	@scripts/install-deps test
 
-build: deps
+build: deps web
 	$(SWIFT) build $(RELEASE_FLAGS)
+
+# The web app (docs/web-app.md): web/src/ bundled into web/assets/app.js.
+web: deps
+	scripts/build-web
 
 # Serves the checkout's web/ folder as the web app (no network: files are read from disk).
 run: build
