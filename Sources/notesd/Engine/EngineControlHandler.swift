@@ -77,6 +77,8 @@ struct EngineControlHandler: ControlRequestHandler {
             run(M.FoldersDelete.self, request, context, reply) { engine, params in try engine.foldersDelete(params) }
         case M.MarkdownParse.name:
             run(M.MarkdownParse.self, request, context, reply) { _, params in try Engine.markdownParse(params) }
+        case M.NotesCreateMany.name:
+            run(M.NotesCreateMany.self, request, context, reply) { engine, params in try engine.notesCreateMany(params) }
         case M.Sync.name:
             answer(M.Sync.self, request, context, reply) { engine, params, complete in engine.startSync(params, complete: complete) }
         case M.Watch.name:
