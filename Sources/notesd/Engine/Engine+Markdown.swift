@@ -117,7 +117,13 @@ extension Engine {
             }
         }
         if !ids.isEmpty { committed(.local) }
-        for (entry, id) in zip(prepared, ids) { outcomes[entry.index].note = try noteSummary(id) }
+        // One listing of ids and folders for the whole batch (per note, it would be quadratic).
+        let stored = try ids.map { id in
+            guard let summary = try replica.noteSummary(id) else { throw RPCError.notFound(.note, id.description) }
+            return summary
+        }
+        let summaries = noteSummaries(stored, shortForms: Self.shortForms(try replica.noteIDs().map(\.description)))
+        for (entry, summary) in zip(prepared, summaries) { outcomes[entry.index].note = summary }
         return outcomes
     }
 }
