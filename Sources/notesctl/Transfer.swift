@@ -108,7 +108,12 @@ enum Transfer {
         var batch = CreateBatch()
         let files = try importableFiles(in: directory)
         let names = Set(files.map { ($0 as NSString).lastPathComponent })
-        for relative in files {
+        /// Front matter read ahead, 200 files per `markdown.parseMany`, by relative path.
+        var frontMatter: [String: MarkdownParseOutcome] = [:]
+        for (position, relative) in files.enumerated() {
+            if position % 200 == 0 {
+                frontMatter = try readFrontMatter(of: files[position..<min(position + 200, files.count)], in: directory, client: client)
+            }
             let components = relative.split(separator: "/").map(String.init)
             let path = directory + "/" + relative
             guard let kind = ImportPlan.kind(ofFileNamed: components.last ?? "") else { continue }
@@ -140,9 +145,11 @@ enum Transfer {
                 var folder: String?
                 if kind == .markdown {
                     // Only a file that starts with `---` can have front matter; the rest need no round trip.
-                    let parsed = contents.hasPrefix("---") || contents.hasPrefix("\u{FEFF}---")
-                        ? try client.call(ControlMethods.MarkdownParse.self, MarkdownParseParams(text: contents))
-                        : MarkdownParseResult(hasFrontMatter: false, body: contents)
+                    if let error = frontMatter[relative]?.error {
+                        report.failed.append(.init(file: relative, error: CLIFailure.message(for: error)))
+                        continue
+                    }
+                    let parsed = frontMatter[relative]?.result ?? MarkdownParseResult(hasFrontMatter: false, body: contents)
                     let note = ImportPlan.note(relativePath: components, contents: parsed.body, kind: .markdown)
                     folder = parsed.folder.map { FolderPath.components($0).joined(separator: "/") }.flatMap { $0.isEmpty ? nil : $0 } ?? note.folder
                     let changed = parsed.modified ?? modified
@@ -180,6 +187,23 @@ enum Transfer {
         }
         do { try batch.flush(report: &report, client: client) } catch { throw CLIFailure(error) }
         return report
+    }
+
+    /// The front matter of the Markdown files among `files` that start with `---` (only those
+    /// can have one), read by the daemon in one request.
+    private static func readFrontMatter(of files: ArraySlice<String>, in directory: String, client: ControlClient) throws(CLIFailure) -> [String: MarkdownParseOutcome] {
+        var paths: [String] = [], texts: [String] = []
+        for relative in files where ImportPlan.kind(ofFileNamed: (relative as NSString).lastPathComponent) == .markdown {
+            let path = directory + "/" + relative
+            guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber, size.intValue <= maximumImportBytes,
+                  let data = FileManager.default.contents(atPath: path), !data.contains(0), let text = String(data: data, encoding: .utf8),
+                  text.hasPrefix("---") || text.hasPrefix("\u{FEFF}---") else { continue }
+            paths.append(relative)
+            texts.append(text)
+        }
+        guard !texts.isEmpty else { return [:] }
+        let outcomes = try call { () throws(ControlClientError) in try client.call(ControlMethods.MarkdownParseMany.self, MarkdownParseManyParams(texts: texts)) }
+        return Dictionary(zip(paths, outcomes), uniquingKeysWith: { first, _ in first })
     }
 
     /// Notes waiting to be created, sent as `notes.createMany` (one transaction on the daemon)

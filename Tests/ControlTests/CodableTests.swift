@@ -60,6 +60,9 @@ import Testing
             title: "T", tags: ["a"], created: Timestamp(rawValue: 1), modified: Timestamp(rawValue: 2), pinned: true, color: "red",
             folder: "A/B", id: "0190", unknownKeys: ["k"], hasFrontMatter: true, body: "x\n"))
         try record(ControlMethods.MarkdownParse.self, MarkdownParseParams(text: "x"), MarkdownParseResult(hasFrontMatter: false, body: "x"))
+        try record(ControlMethods.MarkdownParseMany.self, MarkdownParseManyParams(texts: ["x", "---\n[\n---\n"]), [
+            MarkdownParseOutcome(result: MarkdownParseResult(hasFrontMatter: false, body: "x")),
+            MarkdownParseOutcome(error: RPCError(code: .invalidParams, message: "front matter line 1: …"))])
         try record(ControlMethods.NotesCreateMany.self, NotesCreateManyParams(notes: [NoteCreateParams(title: "T", html: "<p>x</p>")]), [
             NoteCreateOutcome(note: Samples.note), NoteCreateOutcome(error: RPCError(code: .notFound, message: "no folder"))])
         try record(ControlMethods.Watch.self, EmptyParams(), WatchResult(events: ControlEvent.knownTypes))

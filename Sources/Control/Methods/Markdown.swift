@@ -80,3 +80,29 @@ public struct NoteCreateOutcome: Codable, Hashable, Sendable {
         self.error = error
     }
 }
+
+extension ControlMethods {
+    /// `markdown.parse` for many files in one request (an import reads hundreds at a time).
+    public enum MarkdownParseMany: ControlMethod {
+        public typealias Params = MarkdownParseManyParams
+        public typealias Result = [MarkdownParseOutcome]
+        public static let name = "markdown.parseMany"
+    }
+}
+
+public struct MarkdownParseManyParams: Codable, Hashable, Sendable {
+    public var texts: [String]
+
+    public init(texts: [String]) { self.texts = texts }
+}
+
+/// One text of `markdown.parseMany`, in order: what `markdown.parse` answers, or its error.
+public struct MarkdownParseOutcome: Codable, Hashable, Sendable {
+    public var result: MarkdownParseResult?
+    public var error: RPCError?
+
+    public init(result: MarkdownParseResult? = nil, error: RPCError? = nil) {
+        self.result = result
+        self.error = error
+    }
+}
