@@ -69,12 +69,30 @@ public enum MarkdownEdit {
         }
         for hunk in hunks {
             copyCommon(upTo: hunk.old.lowerBound)
-            for index in hunk.new { result += editedUnits[index].blocks }
+            // An item only ticked or unticked keeps its own form (a TipTap `data-checked` stays
+            // one), so the tick merges like a tick made in the editor.
+            for (offset, new) in hunk.new.enumerated() {
+                let old = hunk.old.lowerBound + offset
+                let tick = old < hunk.old.upperBound ? ticked(baseUnits[old], owned[old].map { base[$0] }, editedUnits[new]) : nil
+                result += tick ?? editedUnits[new].blocks
+            }
             oldIndex = hunk.old.upperBound
             newIndex = hunk.new.upperBound
         }
         copyCommon(upTo: baseUnits.count)
         return result
+    }
+
+    /// `blocks` (one checklist item) with its state changed, when `edited` differs from `shown`
+    /// only in the item's checkbox.
+    static func ticked(_ shown: Unit, _ blocks: [Block], _ edited: Unit) -> [Block]? {
+        guard blocks.count == 1, edited.blocks.count == 1, let was = blocks[0].checked, let now = edited.blocks[0].checked, was != now
+        else { return nil }
+        let from = was ? ["[x]", "[X]"] : ["[ ]"]
+        guard let marker = from.first(where: { shown.text.contains($0) }),
+              shown.text.replacing(marker, with: now ? "[x]" : "[ ]", maxReplacements: 1) == edited.text.replacing("[X]", with: "[x]", maxReplacements: 1)
+        else { return nil }
+        return blocks[0].withChecked(now).map { [$0] }
     }
 
     /// A piece of Markdown that is one block of the model: a top-level block, or one list item

@@ -37,11 +37,20 @@ enum MarkdownBench {
         process.arguments = ["--socket", daemon.socketPath, "--json", "import", folder]
         let output = Pipe()
         process.standardOutput = output
+        let daemonCPUBefore = ProcessProbe.cpuMilliseconds(daemon.pid)
+        var before = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &before)
         let started = ContinuousClock.now
         try process.run()
         let report = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let elapsed = Measure.milliseconds(ContinuousClock.now - started)
+        let daemonCPU = ProcessProbe.cpuMilliseconds(daemon.pid) - daemonCPUBefore
+        var after = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &after)
+        func milliseconds(_ time: timeval) -> Double { Double(time.tv_sec) * 1000 + Double(time.tv_usec) / 1000 }
+        // The daemon is a child too, but it has not exited, so only notesctl is counted here.
+        let notesctlCPU = milliseconds(after.ru_utime) + milliseconds(after.ru_stime) - milliseconds(before.ru_utime) - milliseconds(before.ru_stime)
         guard process.terminationStatus == 0 else { throw BenchError("notesctl import exited \(process.terminationStatus)") }
         let imported = (try? JSONSerialization.jsonObject(with: report) as? [String: Any])?["imported"] as? [Any]
         let count = try daemon.client().call(ControlMethods.Status.self).noteCount
@@ -53,6 +62,7 @@ enum MarkdownBench {
         var table = Table(["measure", "figure", "target", "verdict"])
         table.add(["notesctl import of \(Measure.count(noteCount)) notes", Measure.ms(elapsed), "≤ 5 s", Verdict.of(elapsed <= 5_000)])
         table.add(["notes per second", Measure.count(Int(Double(noteCount) / (elapsed / 1000))), "", ""])
+        table.add(["CPU time: notesctl + notesd (load-independent)", "\(Measure.ms(notesctlCPU)) + \(Measure.ms(daemonCPU))", "", ""])
         table.add(["cmark-gfm + block split alone (in-process)", Measure.ms(conversion), "", ""])
         table.add(["notes in the library afterwards", Measure.count(count), Measure.count(noteCount), Verdict.of(count == noteCount && imported?.count == noteCount)])
         table.print()

@@ -157,16 +157,38 @@ enum ImportPlan {
 
     /// Local files a Markdown text links or embeds (`[x](a.pdf)`, `![x](img/a.png)`,
     /// Obsidian's `![[a.png]]`), as written; web links, anchors and `[[wiki links]]` aside.
+    /// A plain scan: it runs on every imported file.
     static func referencedFiles(in markdown: String) -> [String] {
         var found: [String] = []
-        for match in markdown.matches(of: /!?\[[^\]\n]*\]\(\s*(?:<([^>\n]+)>|([^)\s]+))/) {
-            guard let written = match.output.1 ?? match.output.2 else { continue }
-            let target = String(written)
-            if target.hasPrefix("#") || target.contains(":") { continue }
-            found.append(target)
-        }
-        for match in markdown.matches(of: /!\[\[([^\]|#\n]+)/) {
-            found.append(String(match.output.1).trimmingCharacters(in: .whitespaces))
+        let characters = Array(markdown.unicodeScalars)
+        var index = 0
+        while index < characters.count {
+            if characters[index] == "!", index + 2 < characters.count, characters[index + 1] == "[", characters[index + 2] == "[" {
+                var end = index + 3
+                while end < characters.count, !"]|#\n".unicodeScalars.contains(characters[end]) { end += 1 }
+                let name = String(String.UnicodeScalarView(characters[(index + 3)..<end])).trimmingCharacters(in: .whitespaces)
+                if !name.isEmpty { found.append(name) }
+                index = end
+                continue
+            }
+            if characters[index] == "]", index + 1 < characters.count, characters[index + 1] == "(" {
+                var start = index + 2
+                while start < characters.count, characters[start] == " " { start += 1 }
+                var end = start
+                let angled = start < characters.count && characters[start] == "<"
+                if angled {
+                    start += 1
+                    end = start
+                    while end < characters.count, characters[end] != ">", characters[end] != "\n" { end += 1 }
+                } else {
+                    while end < characters.count, !")\n\t ".unicodeScalars.contains(characters[end]) { end += 1 }
+                }
+                let target = String(String.UnicodeScalarView(characters[start..<end]))
+                if !target.isEmpty, !target.hasPrefix("#"), !target.contains(":") { found.append(target) }
+                index = end
+                continue
+            }
+            index += 1
         }
         return found
     }

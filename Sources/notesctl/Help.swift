@@ -195,17 +195,23 @@ struct CommandSpec: Sendable {
             details: """
             Writes one file per note, named after its title, with folders as subdirectories.
             An existing file with the same content is left alone; a different one is an error.
-              --markdown   write .md files instead of .html
+              --markdown   write .md files (front matter with the title, tags, times, pin,
+                           colour, folder and id, then the Markdown) instead of .html
               --force      overwrite existing files that differ
             """),
         CommandSpec(
             name: "import", usage: "import DIR",
-            summary: "Create notes from the .html, .htm, .md and .txt files under DIR.",
+            summary: "Create notes from the .md, .markdown, .html, .htm, .txt and .enex files under DIR.",
             details: """
-            Reads DIR recursively (hidden files skipped). HTML files keep their markup; .md and
-            .txt files are imported as plain text. The title is the HTML <title>, else the first
-            heading (a first line `# Title` in .md), else the file name. Subdirectories become
-            folders, created when missing. Importing twice creates the notes twice.
+            Reads DIR recursively (hidden files skipped); subdirectories become folders, created
+            when missing. Markdown keeps its structure (headings, lists, checklists, code,
+            quotes, tables); its front matter gives the title, tags, times, pin, colour and
+            folder. HTML keeps its markup; .txt is plain text. The title is the front matter's
+            or HTML <title>, else the first heading (a first line `# Title` in Markdown), else
+            the file name. An Evernote .enex becomes a folder named after the file. Files that
+            cannot be imported (binary, not UTF-8, over 8 MB, malformed front matter or .enex)
+            are named with the reason and the rest imported; the exit status is then 1.
+            Importing twice creates the notes twice.
             """),
         CommandSpec(
             name: "help", usage: "help [COMMAND]",

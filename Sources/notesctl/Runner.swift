@@ -231,13 +231,26 @@ final class Runner {
         guard input != nil || note.title != nil else {
             throw .usage("give a --title, or a body with --file FILE or on stdin", command: "new")
         }
-        let text = input ?? ""
+        var text = input ?? ""
         let format = BodyInput.format(flag: note.format, path: note.file, text: text)
+        // Markdown's front matter (read by the daemon) fills what the options leave out.
+        var front = MarkdownParseResult(hasFrontMatter: false, body: text)
+        if format == .markdown, text.hasPrefix("---") || text.hasPrefix("\u{FEFF}---") {
+            front = try call(ControlMethods.MarkdownParse.self, MarkdownParseParams(text: text))
+            text = front.body
+            if !front.unknownKeys.isEmpty {
+                Output.error("front matter keys notesd keeps no field for, left out: " + front.unknownKeys.joined(separator: ", "))
+            }
+        }
         let (derivedTitle, body) = BodyInput.note(text, format: format)
+        let markdownBody = front.title == nil ? body.body : text
+        let folder = note.folder  // a front matter folder may not exist here; `import` creates folders, `new` does not
+        let tags = note.tags.isEmpty ? front.tags : note.tags
         let params = NoteCreateParams(
-            title: note.title ?? derivedTitle ?? "Untitled", html: body.html, body: body.body, format: body.format,
-            folder: note.folder.flatMap { FolderPath.isRoot($0) ? nil : $0 },
-            tags: note.tags.isEmpty ? nil : note.tags, pinned: note.pinned ? true : nil, color: note.color)
+            title: note.title ?? front.title ?? derivedTitle ?? "Untitled", html: body.html, body: markdownBody, format: body.format,
+            folder: folder.flatMap { FolderPath.isRoot($0) ? nil : $0 },
+            tags: tags?.isEmpty == false ? tags : nil, pinned: note.pinned ? true : front.pinned, color: note.color ?? front.color,
+            created: front.created, modified: front.modified.map { max($0, front.created ?? $0) })
         let created = try call(ControlMethods.NotesCreate.self, params)
         try emit(created, render.noteLine("Created", created))
     }

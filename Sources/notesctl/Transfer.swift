@@ -105,9 +105,15 @@ enum Transfer {
     static func importFiles(from directory: String, client: ControlClient) throws(CLIFailure) -> ImportReport {
         var report = ImportReport(directory: directory, imported: [], foldersCreated: [], failed: [])
         var knownFolders = Set(try call { () throws(ControlClientError) in try client.call(ControlMethods.FoldersList.self) }.map(\.path))
+        var batch = CreateBatch()
         let files = try importableFiles(in: directory)
         let names = Set(files.map { ($0 as NSString).lastPathComponent })
-        for relative in files {
+        /// Front matter read ahead, 200 files per `markdown.parseMany`, by relative path.
+        var frontMatter: [String: MarkdownParseOutcome] = [:]
+        for (position, relative) in files.enumerated() {
+            if position % 200 == 0 {
+                frontMatter = try readFrontMatter(of: files[position..<min(position + 200, files.count)], in: directory, client: client)
+            }
             let components = relative.split(separator: "/").map(String.init)
             let path = directory + "/" + relative
             guard let kind = ImportPlan.kind(ofFileNamed: components.last ?? "") else { continue }
@@ -122,7 +128,7 @@ enum Transfer {
                 continue
             }
             if kind == .enex {
-                try importEnex(data, relative: relative, components: components, report: &report, knownFolders: &knownFolders, client: client)
+                try importEnex(data, relative: relative, components: components, report: &report, knownFolders: &knownFolders, batch: &batch, client: client)
                 continue
             }
             if let zero = data.firstIndex(of: 0) {
@@ -138,7 +144,12 @@ enum Transfer {
                 var params: NoteCreateParams
                 var folder: String?
                 if kind == .markdown {
-                    let parsed = try client.call(ControlMethods.MarkdownParse.self, MarkdownParseParams(text: contents))
+                    // Only a file that starts with `---` can have front matter; the rest need no round trip.
+                    if let error = frontMatter[relative]?.error {
+                        report.failed.append(.init(file: relative, error: CLIFailure.message(for: error)))
+                        continue
+                    }
+                    let parsed = frontMatter[relative]?.result ?? MarkdownParseResult(hasFrontMatter: false, body: contents)
                     let note = ImportPlan.note(relativePath: components, contents: parsed.body, kind: .markdown)
                     folder = parsed.folder.map { FolderPath.components($0).joined(separator: "/") }.flatMap { $0.isEmpty ? nil : $0 } ?? note.folder
                     let changed = parsed.modified ?? modified
@@ -167,22 +178,82 @@ enum Transfer {
                     report.foldersCreated += try ensureFolder(folder, known: &knownFolders, client: client)
                 }
                 params.folder = folder
-                let created = try client.call(ControlMethods.NotesCreate.self, params)
-                report.imported.append(.init(file: relative, id: created.id, title: created.title))
+                try batch.add(file: relative, params, report: &report, client: client)
             } catch .server(let error) {
                 report.failed.append(.init(file: relative, error: CLIFailure.message(for: error)))
             } catch {
                 throw CLIFailure(error)
             }
         }
+        do { try batch.flush(report: &report, client: client) } catch { throw CLIFailure(error) }
         return report
+    }
+
+    /// The front matter of the Markdown files among `files` that start with `---` (only those
+    /// can have one), read by the daemon in one request.
+    private static func readFrontMatter(of files: ArraySlice<String>, in directory: String, client: ControlClient) throws(CLIFailure) -> [String: MarkdownParseOutcome] {
+        var paths: [String] = [], texts: [String] = []
+        for relative in files where ImportPlan.kind(ofFileNamed: (relative as NSString).lastPathComponent) == .markdown {
+            let path = directory + "/" + relative
+            guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber, size.intValue <= maximumImportBytes,
+                  let data = FileManager.default.contents(atPath: path), !data.contains(0), let text = String(data: data, encoding: .utf8),
+                  text.hasPrefix("---") || text.hasPrefix("\u{FEFF}---") else { continue }
+            paths.append(relative)
+            texts.append(text)
+        }
+        guard !texts.isEmpty else { return [:] }
+        let outcomes = try call { () throws(ControlClientError) in try client.call(ControlMethods.MarkdownParseMany.self, MarkdownParseManyParams(texts: texts)) }
+        return Dictionary(zip(paths, outcomes), uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Notes waiting to be created, sent as `notes.createMany` (one transaction on the daemon)
+    /// every 500 notes or 4 MB: an import costs a few commits, not one per file.
+    struct CreateBatch {
+        var pending: [(file: String, params: NoteCreateParams, warnings: [String])] = []
+        var bytes = 0
+        static let maximumNotes = 500
+        static let maximumBytes = 4 * 1024 * 1024
+
+        mutating func add(
+            file: String, _ params: NoteCreateParams, warnings: [String] = [], report: inout ImportReport, client: ControlClient
+        ) throws(ControlClientError) {
+            let size = (params.html?.utf8.count ?? 0) + (params.body?.utf8.count ?? 0) + params.title.utf8.count
+            if !pending.isEmpty, pending.count >= Self.maximumNotes || bytes + size > Self.maximumBytes {
+                try flush(report: &report, client: client)
+            }
+            pending.append((file, params, warnings))
+            bytes += size
+        }
+
+        mutating func flush(report: inout ImportReport, client: ControlClient) throws(ControlClientError) {
+            guard !pending.isEmpty else { return }
+            let outcomes: [NoteCreateOutcome]
+            do {
+                outcomes = try client.call(ControlMethods.NotesCreateMany.self, NotesCreateManyParams(notes: pending.map(\.params)))
+            } catch .server(let error) {
+                for entry in pending { report.failed.append(.init(file: entry.file, error: CLIFailure.message(for: error))) }
+                pending = []
+                bytes = 0
+                return
+            }
+            for (entry, outcome) in zip(pending, outcomes) {
+                if let note = outcome.note {
+                    report.imported.append(.init(file: entry.file, id: note.id, title: note.title))
+                    for warning in entry.warnings { report.warnings.append(.init(file: entry.file, warning: warning)) }
+                } else {
+                    report.failed.append(.init(file: entry.file, error: outcome.error.map(CLIFailure.message(for:)) ?? "not created"))
+                }
+            }
+            pending = []
+            bytes = 0
+        }
     }
 
     /// The notes of an Evernote export, in a folder named after the file; a file that is not
     /// a well-formed export fails as a whole (nothing of it is imported).
     private static func importEnex(
         _ data: Data, relative: String, components: [String], report: inout ImportReport, knownFolders: inout Set<String>,
-        client: ControlClient
+        batch: inout CreateBatch, client: ControlClient
     ) throws(CLIFailure) {
         let notes: [Enex.Note]
         do { notes = try Enex.notes(in: [UInt8](data)) } catch {
@@ -207,11 +278,7 @@ enum Transfer {
                 created: note.created.map(Timestamp.init(millisecondsSince1970:)),
                 modified: updated.map { Timestamp(millisecondsSince1970: max($0, note.created ?? $0)) })
             do {
-                let created = try client.call(ControlMethods.NotesCreate.self, params)
-                report.imported.append(.init(file: relative, id: created.id, title: created.title))
-                for item in note.notKept { report.warnings.append(.init(file: label, warning: "not kept: " + item)) }
-            } catch .server(let error) {
-                report.failed.append(.init(file: label, error: CLIFailure.message(for: error)))
+                try batch.add(file: label, params, warnings: note.notKept.map { "not kept: " + $0 }, report: &report, client: client)
             } catch {
                 throw CLIFailure(error)
             }

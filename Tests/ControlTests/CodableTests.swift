@@ -59,6 +59,18 @@ import Testing
         try record(ControlMethods.FoldersMove.self, FolderMoveParams(folder: "0190a1b2", parent: nil), Samples.folder)
         try record(ControlMethods.FoldersDelete.self, FolderDeleteParams(folder: "Work", force: true), FolderDeleteResult(id: "f", path: "Work", notes: 2, folders: 1))
         try record(ControlMethods.Sync.self, SyncParams(wait: true, timeoutMs: 5000), SyncResult(caughtUp: false, peers: [Samples.peer]))
+        try record(ControlMethods.NotesCreate.self, NoteCreateParams(
+            title: "M", body: "- [x] a\n", format: .markdown, created: Timestamp(rawValue: 1), modified: Timestamp(rawValue: 2)), Samples.note)
+        try record(ControlMethods.NotesUpdate.self, NoteUpdateParams(id: "0190", baseHeads: ["ab"], body: "*b*\n", format: .markdown), Samples.note)
+        try record(ControlMethods.MarkdownParse.self, MarkdownParseParams(text: "---\ntitle: T\n---\nx\n"), MarkdownParseResult(
+            title: "T", tags: ["a"], created: Timestamp(rawValue: 1), modified: Timestamp(rawValue: 2), pinned: true, color: "red",
+            folder: "A/B", id: "0190", unknownKeys: ["k"], hasFrontMatter: true, body: "x\n"))
+        try record(ControlMethods.MarkdownParse.self, MarkdownParseParams(text: "x"), MarkdownParseResult(hasFrontMatter: false, body: "x"))
+        try record(ControlMethods.MarkdownParseMany.self, MarkdownParseManyParams(texts: ["x", "---\n[\n---\n"]), [
+            MarkdownParseOutcome(result: MarkdownParseResult(hasFrontMatter: false, body: "x")),
+            MarkdownParseOutcome(error: RPCError(code: .invalidParams, message: "front matter line 1: …"))])
+        try record(ControlMethods.NotesCreateMany.self, NotesCreateManyParams(notes: [NoteCreateParams(title: "T", html: "<p>x</p>")]), [
+            NoteCreateOutcome(note: Samples.note), NoteCreateOutcome(error: RPCError(code: .notFound, message: "no folder"))])
         try record(ControlMethods.Watch.self, EmptyParams(), WatchResult(events: ControlEvent.knownTypes))
         #expect(Set(covered) == Set(ControlMethods.names))
         #expect(ControlMethods.names.count == Set(ControlMethods.names).count, "names are unique")

@@ -37,6 +37,22 @@ import TestSupport
         #expect(try Self.createParams(["new", "-", "--html", "--title", "S"], input: "*hi*") == NoteCreateParams(title: "S", html: "*hi*"))
     }
 
+    @Test func newReadsFrontMatterThroughTheDaemon() throws {
+        let parsed = MarkdownParseResult(title: "Plan", tags: ["work"], pinned: true, unknownKeys: ["aliases"], hasFrontMatter: true, body: "- a\n")
+        let server = try TestControlServer { request in
+            request.method == ControlMethods.MarkdownParse.name
+                ? request.respond(to: ControlMethods.MarkdownParse.self) { _ in parsed }
+                : request.respond(to: ControlMethods.NotesCreate.self) { _ in Samples.note }
+        }
+        let run = try NotesctlBinaryTests.run(["--socket", server.path, "new"], input: "---\ntitle: Plan\n---\n- a\n")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr == "notesctl: front matter keys notesd keeps no field for, left out: aliases\n")
+        #expect(server.waitUntilFinished())
+        #expect(try server.incoming[0].params(MarkdownParseParams.self) == MarkdownParseParams(text: "---\ntitle: Plan\n---\n- a\n"))
+        #expect(try server.incoming[1].params(NoteCreateParams.self) == NoteCreateParams(
+            title: "Plan", body: "- a\n", format: .markdown, tags: ["work"], pinned: true))
+    }
+
     /// On a terminal (`script` gives notesctl one), `edit` opens the note's Markdown and sends
     /// the edited Markdown back with the heads it was read at.
     @Test func editOnATerminalOpensMarkdownAndSavesWithBaseHeads() throws {

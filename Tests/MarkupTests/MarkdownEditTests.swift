@@ -41,7 +41,9 @@ import Merge
         let edited = MarkdownEdit.apply(text, to: base)
         #expect(edited.count == base.count + 1)
         #expect(edited[0...2] == base[0...2])
-        #expect(edited[3].checked == true && edited[3].text.contains("eggs"))
+        // Ticked in its own form: still TipTap's `data-checked`, content byte for byte.
+        #expect(edited[3].checked == true && edited[3].content == base[3].content)
+        #expect(edited[3].attributes == [HTMLAttribute(name: "data-checked", value: "true")])
         #expect(edited[4].checked == false && edited[4].text.contains("bread"))
         #expect(Array(edited[5...]) == Array(base[4...]))
     }
@@ -58,5 +60,27 @@ import Merge
         #expect(MarkdownEdit.apply("# New\n\n- a\n", to: base) == MarkdownImport.blocks("# New\n\n- a\n"))
         #expect(MarkdownEdit.apply("", to: base) == [])
         #expect(MarkdownEdit.apply("text\n", to: []) == [Block(.paragraph, content: "text")])
+    }
+
+    @Test func tickingKeepsEachEditorsForm() {
+        let forms = [
+            "<ul><li data-checked=\"false\">a</li></ul>",
+            "<ol><li data-list=\"unchecked\">a</li></ol>",
+            "<ul><li aria-checked=\"false\">a</li></ul>",
+            "<ul><li class=\"task unchecked\">a</li></ul>",
+            "<ul><li><input type=\"checkbox\" disabled=\"\" /> a</li></ul>",
+        ]
+        for html in forms {
+            let base = HTMLBlocks.split(html)
+            let shown = MarkdownExport.markdown(base)
+            let edited = MarkdownEdit.apply(shown.replacing("[ ]", with: "[x]"), to: base)
+            #expect(edited.count == 1 && edited[0].checked == true, "\(html)")
+            #expect(edited[0].text == base[0].text, "\(html)")
+            #expect(edited[0].withChecked(false) == base[0], "\(html): unticking gives the original back")
+        }
+        // Quill 1 keeps the state on the list: the item is converted instead.
+        let quill = HTMLBlocks.split("<ul data-checked=\"false\"><li>a</li></ul>")
+        #expect(quill[0].withChecked(true) == nil)
+        #expect(MarkdownEdit.apply("- [x] a\n", to: quill)[0].checked == true)
     }
 }

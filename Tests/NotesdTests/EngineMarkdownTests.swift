@@ -80,4 +80,19 @@ import Testing
         }
         #expect(try device.run { try $0.notesGet(NoteGetParams(id: note.id)) }.body == "<p>two</p>")
     }
+
+    @Test func createManyMakesTheGoodNotesInOneGoAndNamesTheBadOnes() throws {
+        let device = try TestDevice(name: "md")
+        let outcomes = try device.run {
+            try $0.notesCreateMany(NotesCreateManyParams(notes: [
+                NoteCreateParams(title: "One", body: "- [x] a\n", format: .markdown),
+                NoteCreateParams(title: "Bad", html: "<p>x</p>", folder: "No/Such/Folder"),
+                NoteCreateParams(title: "Two", html: "<p>two</p>", tags: ["t"]),
+            ]))
+        }
+        #expect(outcomes.count == 3)
+        #expect(outcomes[0].note?.title == "One" && outcomes[2].note?.tags == ["t"])
+        #expect(outcomes[1].note == nil && outcomes[1].error?.code == .notFound)
+        #expect(try device.run { try $0.notesList(NotesListParams()) }.map(\.title).sorted() == ["One", "Two"])
+    }
 }

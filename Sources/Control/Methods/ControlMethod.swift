@@ -165,6 +165,7 @@ public enum ControlMethods {
         NotesList.name, NotesGet.name, NotesCreate.name, NotesUpdate.name, NotesTrash.name,
         NotesRestore.name, NotesPurge.name, NotesHistory.name, FoldersList.name, FoldersCreate.name,
         FoldersRename.name, FoldersMove.name, FoldersDelete.name, Sync.name, Watch.name,
-        MarkdownParse.name, NotesGetRevision.name, NotesRestoreRevision.name, Backup.name,
+        MarkdownParse.name, MarkdownParseMany.name, NotesCreateMany.name, NotesGetRevision.name, NotesRestoreRevision.name,
+        Backup.name,
     ]
 }

@@ -52,3 +52,57 @@ public struct MarkdownParseResult: Codable, Hashable, Sendable {
         self.body = body
     }
 }
+
+extension ControlMethods {
+    /// Creates many notes in one transaction (docs/control-protocol.md, `notes.createMany`):
+    /// what `notesctl import` sends, so 10,000 files cost a few commits, not 10,000.
+    public enum NotesCreateMany: ControlMethod {
+        public typealias Params = NotesCreateManyParams
+        public typealias Result = [NoteCreateOutcome]
+        public static let name = "notes.createMany"
+    }
+}
+
+/// `notes.createMany` params: each note as `notes.create` takes it.
+public struct NotesCreateManyParams: Codable, Hashable, Sendable {
+    public var notes: [NoteCreateParams]
+
+    public init(notes: [NoteCreateParams]) { self.notes = notes }
+}
+
+/// One note of `notes.createMany`, in order: the new note, or why it was not created.
+public struct NoteCreateOutcome: Codable, Hashable, Sendable {
+    public var note: NoteSummary?
+    public var error: RPCError?
+
+    public init(note: NoteSummary? = nil, error: RPCError? = nil) {
+        self.note = note
+        self.error = error
+    }
+}
+
+extension ControlMethods {
+    /// `markdown.parse` for many files in one request (an import reads hundreds at a time).
+    public enum MarkdownParseMany: ControlMethod {
+        public typealias Params = MarkdownParseManyParams
+        public typealias Result = [MarkdownParseOutcome]
+        public static let name = "markdown.parseMany"
+    }
+}
+
+public struct MarkdownParseManyParams: Codable, Hashable, Sendable {
+    public var texts: [String]
+
+    public init(texts: [String]) { self.texts = texts }
+}
+
+/// One text of `markdown.parseMany`, in order: what `markdown.parse` answers, or its error.
+public struct MarkdownParseOutcome: Codable, Hashable, Sendable {
+    public var result: MarkdownParseResult?
+    public var error: RPCError?
+
+    public init(result: MarkdownParseResult? = nil, error: RPCError? = nil) {
+        self.result = result
+        self.error = error
+    }
+}

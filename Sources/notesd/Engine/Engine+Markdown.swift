@@ -87,4 +87,43 @@ extension Engine {
             modified: fields.modified.map(Timestamp.init(millisecondsSince1970:)), pinned: fields.pinned, color: fields.color,
             folder: fields.folder, id: fields.id, unknownKeys: fields.unknownKeys, hasFrontMatter: true, body: body)
     }
+
+    /// `notes.createMany`: every note checked and converted first (a bad one gets its error,
+    /// the rest go ahead), then all created in one transaction, one commit, one push.
+    func notesCreateMany(_ params: NotesCreateManyParams) throws -> [NoteCreateOutcome] {
+        typealias Prepared = (index: Int, body: [Block], folder: FolderID?, tags: Set<String>, created: UInt64?, modified: UInt64?)
+        var outcomes = [NoteCreateOutcome](repeating: NoteCreateOutcome(), count: params.notes.count)
+        var prepared: [Prepared] = []
+        var folders: [String: FolderID?] = [:]
+        for (index, note) in params.notes.enumerated() {
+            do {
+                let reference = note.folder ?? ""
+                let folder = try folders[reference] ?? resolveFolder(note.folder)
+                folders[reference] = folder
+                if let color = note.color, color.isEmpty { throw RPCError.invalidParams("params.color must not be empty (leave it out for no colour)") }
+                let times = try Self.createTimes(note)
+                prepared.append((index, try Self.createBody(note), folder, try Self.cleanTags(note.tags), times.created, times.modified))
+            } catch {
+                outcomes[index].error = rpcError(error)
+            }
+        }
+        let now = Self.now()
+        let ids = try replica.inOneTransaction {
+            try prepared.map { entry in
+                let note = params.notes[entry.index]
+                return try replica.createNote(
+                    title: note.title, body: entry.body, folder: entry.folder, tags: entry.tags, pinned: note.pinned ?? false,
+                    color: note.color, created: entry.created, modified: entry.modified, now: now)
+            }
+        }
+        if !ids.isEmpty { committed(.local) }
+        // One listing of ids and folders for the whole batch (per note, it would be quadratic).
+        let stored = try ids.map { id in
+            guard let summary = try replica.noteSummary(id) else { throw RPCError.notFound(.note, id.description) }
+            return summary
+        }
+        let summaries = noteSummaries(stored, shortForms: Self.shortForms(try replica.noteIDs().map(\.description)))
+        for (entry, summary) in zip(prepared, summaries) { outcomes[entry.index].note = summary }
+        return outcomes
+    }
 }

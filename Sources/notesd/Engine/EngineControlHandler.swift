@@ -83,6 +83,16 @@ struct EngineControlHandler: ControlRequestHandler {
             run(M.FoldersDelete.self, request, context, reply) { engine, params in try engine.foldersDelete(params) }
         case M.MarkdownParse.name:
             run(M.MarkdownParse.self, request, context, reply) { _, params in try Engine.markdownParse(params) }
+        case M.MarkdownParseMany.name:
+            run(M.MarkdownParseMany.self, request, context, reply) { engine, params in
+                params.texts.map { text in
+                    do { return MarkdownParseOutcome(result: try Engine.markdownParse(MarkdownParseParams(text: text))) } catch {
+                        return MarkdownParseOutcome(error: engine.rpcError(error))
+                    }
+                }
+            }
+        case M.NotesCreateMany.name:
+            run(M.NotesCreateMany.self, request, context, reply) { engine, params in try engine.notesCreateMany(params) }
         case M.Sync.name:
             answer(M.Sync.self, request, context, reply) { engine, params, complete in engine.startSync(context.transport.capping(params), complete: complete) }
         case M.Backup.name:
