@@ -84,6 +84,32 @@ import TestSupport
         }
     }
 
+    @Test func notesImportCreatesABatchInOneTransactionOrNothing() async throws {
+        try await offThePool { try self.blockingNotesImportCreatesABatchInOneTransactionOrNothing() }
+    }
+
+    func blockingNotesImportCreatesABatchInOneTransactionOrNothing() throws {
+        let device = try TestDevice(name: "alpha")
+        _ = try device.run { try $0.foldersCreate(FolderCreateParams(name: "Work")) }
+        let notes = (0..<30).map { NoteCreateParams(title: "Imported \($0)", html: "<p>\($0)</p>", folder: $0 % 2 == 0 ? "Work" : nil, tags: ["batch"]) }
+        let created = try device.run { try $0.notesImport(NotesImportParams(notes: notes)) }
+        #expect(created.map(\.title) == notes.map(\.title))
+        #expect(created.map(\.folderPath) == notes.map { $0.folder ?? "" })
+        // The answer's summaries are what the list shows.
+        let listed = try device.run { try $0.notesList(NotesListParams(tag: "batch")) }
+        #expect(Set(listed) == Set(created))
+        #expect(try device.run { try $0.folderInfos() }.first { $0.name == "Work" }?.noteCount == 15)
+
+        // One refused note refuses the batch: nothing of it is written.
+        let bad = [NoteCreateParams(title: "fine", html: "")] + [NoteCreateParams(title: "lost", html: "", folder: "No such folder")]
+        #expect { try device.run { try $0.notesImport(NotesImportParams(notes: bad)) } } throws: { ($0 as? RPCError)?.code == .notFound }
+        #expect(try device.run { try $0.status().noteCount } == 30)
+        for count in [0, NotesImportParams.maximumCount + 1] {
+            let params = NotesImportParams(notes: Array(repeating: NoteCreateParams(title: "x", html: ""), count: count))
+            #expect { try device.run { try $0.notesImport(params) } } throws: { ($0 as? RPCError)?.code == .invalidParams }
+        }
+    }
+
     /// Adds generated notes, spread over `folders`, in one transaction (outside any measure).
     private func grow(_ device: TestDevice, to count: Int, folders: [String]) throws {
         try device.run { engine in

@@ -67,6 +67,13 @@ public enum ControlMethods {
         public static let name = "notes.create"
     }
 
+    /// Several `notes.create` in one transaction (an import): all land or none.
+    public enum NotesImport: ControlMethod {
+        public typealias Params = NotesImportParams
+        public typealias Result = [NoteSummary]
+        public static let name = "notes.import"
+    }
+
     public enum NotesUpdate: ControlMethod {
         public typealias Params = NoteUpdateParams
         public typealias Result = NoteSummary
@@ -145,6 +152,6 @@ public enum ControlMethods {
         Status.name, DevicesList.name, DevicesRemove.name, Invite.name, Join.name, Connect.name,
         NotesList.name, NotesGet.name, NotesCreate.name, NotesUpdate.name, NotesTrash.name,
         NotesRestore.name, NotesPurge.name, NotesHistory.name, FoldersList.name, FoldersCreate.name,
-        FoldersRename.name, FoldersMove.name, FoldersDelete.name, Sync.name, Watch.name,
+        FoldersRename.name, FoldersMove.name, FoldersDelete.name, Sync.name, Watch.name, NotesImport.name,
     ]
 }

@@ -55,6 +55,8 @@ struct EngineControlHandler: ControlRequestHandler {
             run(M.NotesGet.self, request, context, reply) { engine, params in try engine.notesGet(params) }
         case M.NotesCreate.name:
             run(M.NotesCreate.self, request, context, reply) { engine, params in try engine.notesCreate(params) }
+        case M.NotesImport.name:
+            run(M.NotesImport.self, request, context, reply) { engine, params in try engine.notesImport(params) }
         case M.NotesUpdate.name:
             run(M.NotesUpdate.self, request, context, reply) { engine, params in try engine.notesUpdate(params) }
         case M.NotesTrash.name:

@@ -1,3 +1,14 @@
+/// `notes.import` params: the notes to create, each as `notes.create` takes it.
+public struct NotesImportParams: Codable, Hashable, Sendable {
+    /// 1…`maximumCount` notes, created in this order.
+    public var notes: [NoteCreateParams]
+
+    /// Notes per `notes.import` at most: a few MiB of HTML per request, far below the line limit.
+    public static let maximumCount = 1_000
+
+    public init(notes: [NoteCreateParams]) { self.notes = notes }
+}
+
 extension ControlClient {
     /// Notes per `notes.list` page in `listEveryNote`: an answer of 2,000 summaries stays far
     /// below the line limit (`LineFramer.defaultMaximumLineLength`) even with long titles,
