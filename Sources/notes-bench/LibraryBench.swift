@@ -70,7 +70,7 @@ enum LibraryBench {
         let growth = partTimes[partTimes.count - 1] / partTimes[0]
         table.add([
             "notesctl import, \(Measure.count(notes)) notes", Measure.ms(total), "≤ 60 s", Verdict.of(total <= Target.importTotal),
-            "\(Measure.bytes(htmlBytes)) HTML; \(Measure.count(Int(Double(notes) / total * 1_000))) notes/s; one notes.create per note, each its own transaction; daemon CPU \(Measure.ms(partCPU.reduce(0, +)))",
+            "\(Measure.bytes(htmlBytes)) HTML; \(Measure.count(Int(Double(notes) / total * 1_000))) notes/s; notesctl sends notes.createMany batches, one transaction each; daemon CPU \(Measure.ms(partCPU.reduce(0, +)))",
         ])
         table.add([
             "import, last 10,000 ÷ first 10,000", Measure.decimal(growth) + "×", "≤ 1×", Verdict.of(growth <= Target.importGrowth),
@@ -90,21 +90,21 @@ enum LibraryBench {
             "median of 20, p95 \(Measure.ms(Measure.percentile(pageTimes, 0.95))); ControlClient call → decoded answer; `limit` (and `after` for the next page) walk the list-order index",
         ])
         var nextCount = 0
-        let nextTimes = try Measure.repeatedly(runs: 20) {
+        let nextTimes = try Measure.repeatedly(runs: 10) {
             let first = try client.call(ControlMethods.NotesList.self, NotesListParams(folder: "Folder 05", limit: pageSize))
             nextCount = try client.call(ControlMethods.NotesList.self, NotesListParams(folder: "Folder 05", limit: pageSize, after: first.last.map(NotesListAfter.init))).count
         }
         table.add([
             "notes.list, 2 pages of \(pageSize) of one folder", Measure.ms(Measure.percentile(nextTimes, 0.5)), "", "",
-            "median of 20; folder \"Folder 05\" (10,000 notes), first page and the page after it (\(nextCount) notes)",
+            "median of 10; folder \"Folder 05\" (10,000 notes), first page and the page after it (\(nextCount) notes)",
         ])
         var fullCount = 0
-        let fullTimes = try Measure.repeatedly(runs: 5, warmUp: 1) {
+        let fullTimes = try Measure.repeatedly(runs: 3, warmUp: 0) {
             fullCount = try client.listEveryNote(NotesListParams()).count
         }
         table.add([
             "notes.list, every note, pages of \(Measure.count(ControlClient.notesListPageSize))", Measure.ms(Measure.percentile(fullTimes, 0.5)), "", "",
-            "median of 5 (\(fullTimes.map { Measure.ms($0) }.joined(separator: ", "))); \(Measure.count(fullCount)) summaries (ControlClient.listEveryNote, as notesctl ls): grows with the library by nature",
+            "median of 3 (\(fullTimes.map { Measure.ms($0) }.joined(separator: ", "))); \(Measure.count(fullCount)) summaries (ControlClient.listEveryNote, as notesctl ls): grows with the library by nature",
         ])
         do {
             let (notes, elapsed) = try Measure.once { try client.call(ControlMethods.NotesList.self, NotesListParams(), timeout: .seconds(120)) }
@@ -112,12 +112,12 @@ enum LibraryBench {
         } catch {
             table.add(["notes.list, every note in one answer", "fails", "", "", "\(error)"])
         }
-        let lsTimes = try Measure.repeatedly(runs: 3, warmUp: 1) {
+        let lsTimes = try Measure.repeatedly(runs: 1, warmUp: 0) {
             try runNotesctl(notesctl, socket: alpha.socketPath, ["ls", "--json"])
         }
         table.add([
             "notesctl ls --json", Measure.ms(Measure.percentile(lsTimes, 0.5)), "", "",
-            "median of 3, process spawn → exit, output to /dev/null; every note (issue 12 measured 755 ms at 30,000 before)",
+            "once, process spawn → exit, output to /dev/null; every note (issue 12 measured 755 ms at 30,000 before)",
         ])
         let statusTimes = try Measure.repeatedly(runs: 20) { _ = try client.call(ControlMethods.Status.self) }
         table.add(["status", Measure.ms(Measure.percentile(statusTimes, 0.5)), "", "", "median of 20; noteCount is kept by triggers, not counted"])

@@ -40,6 +40,9 @@ import Testing
         try record(ControlMethods.Connect.self, ConnectParams(address: "[fe80::1%eth0]:7654"), Samples.peer)
         try record(ControlMethods.NotesList.self, NotesListParams(folder: "/", tag: "x", trashed: true, conflicts: false, pinned: true, query: "ü"), [Samples.note, Samples.plainNote])
         try record(ControlMethods.NotesList.self, NotesListParams(), [])
+        try record(
+            ControlMethods.NotesList.self,
+            NotesListParams(limit: 100, after: NotesListAfter(pinned: true, modified: Timestamp(rawValue: 1_700_000_000_123), id: Samples.note.id)), [Samples.note])
         try record(ControlMethods.NotesGet.self, NoteGetParams(id: "0190", format: .markdown), Samples.document)
         try record(ControlMethods.NotesCreate.self, NoteCreateParams(title: "T", html: "<p>x</p>", folder: "Work", tags: ["a"], pinned: true, color: "red"), Samples.note)
         try record(ControlMethods.NotesUpdate.self, NoteUpdateParams(id: "0190", baseHeads: ["ab"], title: "T", html: "<p/>", folder: .clear, pinned: false, color: .set("blue"), addTags: ["a"], removeTags: ["b"]), Samples.note)

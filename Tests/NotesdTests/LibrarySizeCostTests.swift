@@ -84,6 +84,30 @@ import TestSupport
         }
     }
 
+    @Test func notesCreateManyCreatesABatchInOneTransaction() async throws {
+        try await offThePool { try self.blockingNotesCreateManyCreatesABatchInOneTransaction() }
+    }
+
+    func blockingNotesCreateManyCreatesABatchInOneTransaction() throws {
+        let device = try TestDevice(name: "alpha")
+        _ = try device.run { try $0.foldersCreate(FolderCreateParams(name: "Work")) }
+        let notes = (0..<30).map { NoteCreateParams(title: "Imported \($0)", html: "<p>\($0)</p>", folder: $0 % 2 == 0 ? "Work" : nil, tags: ["batch"]) }
+        let created = try device.run { try $0.notesCreateMany(NotesCreateManyParams(notes: notes)) }.compactMap(\.note)
+        #expect(created.map(\.title) == notes.map(\.title))
+        #expect(created.map(\.folderPath) == notes.map { $0.folder ?? "" })
+        // The answer's summaries are what the list shows.
+        let listed = try device.run { try $0.notesList(NotesListParams(tag: "batch")) }
+        #expect(Set(listed) == Set(created))
+        #expect(try device.run { try $0.folderInfos() }.first { $0.name == "Work" }?.noteCount == 15)
+
+        // A refused note gets its error; the others are created.
+        let mixed = [NoteCreateParams(title: "fine", html: "")] + [NoteCreateParams(title: "lost", html: "", folder: "No such folder")]
+        let outcomes = try device.run { try $0.notesCreateMany(NotesCreateManyParams(notes: mixed)) }
+        #expect(outcomes.map { $0.note?.title } == ["fine", nil])
+        #expect(outcomes[1].error?.code == .notFound)
+        #expect(try device.run { try $0.status().noteCount } == 31)
+    }
+
     /// Adds generated notes, spread over `folders`, in one transaction (outside any measure).
     private func grow(_ device: TestDevice, to count: Int, folders: [String]) throws {
         try device.run { engine in
