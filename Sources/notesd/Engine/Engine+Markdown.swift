@@ -117,12 +117,13 @@ extension Engine {
             }
         }
         if !ids.isEmpty { committed(.local) }
-        // One listing of ids and folders for the whole batch (per note, it would be quadratic).
+        // Each summary costs what it touches (its id's neighbours, its folder's path), not the
+        // library (docs/benchmarks.md, "Cost that grows with the library").
         let stored = try ids.map { id in
             guard let summary = try replica.noteSummary(id) else { throw RPCError.notFound(.note, id.description) }
             return summary
         }
-        let summaries = noteSummaries(stored, shortForms: Self.shortForms(try replica.noteIDs().map(\.description)))
+        let summaries = try pagedNoteSummaries(stored)
         for (entry, summary) in zip(prepared, summaries) { outcomes[entry.index].note = summary }
         return outcomes
     }
