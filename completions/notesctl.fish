@@ -105,7 +105,7 @@ complete -c notesctl -n '__fish_is_nth_token 1' -a backup -d 'Save a consistent 
 complete -c notesctl -n '__fish_is_nth_token 1' -a sync -d 'Sync with every peer now; --wait until caught up.'
 complete -c notesctl -n '__fish_is_nth_token 1' -a watch -d 'Print events (note changes, peers, sync progress) as they happen.'
 complete -c notesctl -n '__fish_is_nth_token 1' -a export -d 'Write every note (not in the Trash) to files under DIR.'
-complete -c notesctl -n '__fish_is_nth_token 1' -a import -d 'Create notes from the .html, .htm, .md and .txt files under DIR.'
+complete -c notesctl -n '__fish_is_nth_token 1' -a import -d 'Create notes from the .md, .markdown, .html, .htm, .txt and .enex files under DIR.'
 complete -c notesctl -n '__fish_is_nth_token 1' -a help -d 'Show the commands, or one command'\''s usage.'
 complete -c notesctl -n '__fish_is_nth_token 1' -a search -d 'Find notes by the words in their title or body, best match first.'
 complete -c notesctl -n '__fish_is_nth_token 1' -a ui -d 'Open the web app: print a one-time sign-in link (valid 2 minutes).'
