@@ -382,9 +382,16 @@ final class Runner {
             Output.line(login.url)
             let display = [environment["DISPLAY"], environment["WAYLAND_DISPLAY"]].contains { !($0 ?? "").isEmpty }
             guard open, display else { return Output.error("Open this link in a browser on this machine within 2 minutes; it works once.") }
+            // The browser is given a private page that forwards to the link, never the link
+            // itself: a command line is readable by every user (/proc/PID/cmdline), who could
+            // sign in with the token first.
+            let page: String
+            do { page = try SignInPage.write(url: login.url, environment: environment) } catch {
+                return Output.error("Could not write the sign-in page (\(error)); open the link by hand.")
+            }
             let opener = Process()
             opener.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            opener.arguments = ["xdg-open", login.url]
+            opener.arguments = ["xdg-open", page]
             opener.standardOutput = FileHandle.nullDevice
             opener.standardError = FileHandle.nullDevice
             do {

@@ -51,9 +51,12 @@ extension Replica {
     /// Indexes (or re-indexes) a materialised note's title and body text. Runs inside the
     /// transaction that wrote the note, so the index never disagrees with the notes.
     func indexForSearch(_ id: NoteID, title: String, body: [BlockHash]) throws {
+        // U+0002 and U+0003 mark the matches in snippets: a note's own are dropped, so a note
+        // cannot fake a highlight.
+        func unmarked(_ text: String) -> String { text.filter { $0 != "\u{2}" && $0 != "\u{3}" } }
         let text = try blocks(body).map(\.text).joined(separator: "\n")
         try removeFromSearch(id)
-        try database.run("INSERT INTO note_search (note, title, body) VALUES (?1, ?2, ?3)", [.blob(id.bytes), .text(title), .text(text)])
+        try database.run("INSERT INTO note_search (note, title, body) VALUES (?1, ?2, ?3)", [.blob(id.bytes), .text(unmarked(title)), .text(unmarked(text))])
         let doc = try database.first("SELECT last_insert_rowid()") { $0.int(0) } ?? 0
         try database.run("INSERT INTO note_search_docs (note, doc) VALUES (?1, ?2)", [.blob(id.bytes), .integer(doc)])
     }
@@ -81,11 +84,19 @@ extension Replica {
     /// The FTS5 expression for what a person typed: every word quoted (so no input is a
     /// syntax error) and a prefix (`quin` finds "quinces"); all words must match. Empty when
     /// the query has no words.
+    ///
+    /// Control characters separate words too (FTS5 reads the expression as a C string, so a
+    /// NUL inside a word would end it mid-quote), and only the first `searchWordLimit` words,
+    /// each cut to `searchWordLength` characters, count: a huge query cannot stall the engine.
     public static func searchExpression(_ query: String) -> String {
-        query.split(whereSeparator: { $0.isWhitespace }).map { word in
-            "\"" + word.replacingOccurrences(of: "\"", with: "\"\"") + "\"*"
-        }.joined(separator: " ")
+        query.split(whereSeparator: { $0.isWhitespace || $0.unicodeScalars.contains { $0.properties.generalCategory == .control } })
+            .prefix(searchWordLimit)
+            .map { word in "\"" + word.prefix(searchWordLength).replacingOccurrences(of: "\"", with: "\"\"") + "\"*" }
+            .joined(separator: " ")
     }
+
+    public static let searchWordLimit = 32
+    public static let searchWordLength = 100
 
     /// Notes outside the Trash whose title or body text matches every word of `query`,
     /// best first (bm25), at most `limit`; `folder` (`.some(nil)`: Uncategorized) and `tag`
