@@ -52,7 +52,10 @@ enum WebBench {
         stream.close()
         web.close()
 
-        // Idle with the web server on (after everything above), no browser connected.
+        // Idle with the web server on (after everything above), no browser connected. First
+        // 30 s to settle: libdispatch's workers from the last requests exit 5 s after them, and
+        // the keepalive thread ends the 25 s wait it was in when the last stream closed.
+        sleep(30)
         let seconds = Int(ProcessInfo.processInfo.environment["NOTES_BENCH_IDLE_SECONDS"] ?? "") ?? 60
         if let window = try ProcessProbe.trace(alpha.pid, seconds: seconds, output: household.scratch.path + "/web-idle.strace") {
             let shortest = window.shortestInterval
