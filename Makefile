@@ -4,6 +4,10 @@ DESTDIR ?=
 SWIFT ?= swift
 BINDIR := $(DESTDIR)$(PREFIX)/bin
 UNITDIR := $(DESTDIR)$(PREFIX)/lib/systemd
+SHAREDIR := $(DESTDIR)$(PREFIX)/share
+MANDIR := $(SHAREDIR)/man
+DOCDIR := $(SHAREDIR)/doc/notesd
+
 # The web app's files: notesd looks in share/notesd/web beside its bin/ (docs/web.md).
 WEBDIR := $(DESTDIR)$(PREFIX)/share/notesd/web
 RELEASE := .build/release
@@ -12,13 +16,14 @@ RELEASE := .build/release
 # less of shared libraries (docs/benchmarks.md).
 RELEASE_FLAGS := -c release -Xswiftc -static-stdlib
 
-.PHONY: help deps test-deps build run test install clean
+.PHONY: help deps test-deps build run test install deb clean
 
 help:
 	@echo "make run      install what is missing, build (release), start notesd in the foreground"
 	@echo "make test     install what is missing, run every test"
 	@echo "make build    build release binaries into $(RELEASE)"
-	@echo "make install  install binaries and systemd units under PREFIX=$(PREFIX) (honours DESTDIR)"
+	@echo "make install  install binaries, systemd units, man pages, completions and docs under PREFIX=$(PREFIX) (honours DESTDIR)"
+	@echo "make deb      build the Debian package into .build/deb/ (checked with lintian)"
 
 deps:
 	@scripts/install-deps run
@@ -50,6 +55,20 @@ install: build
 	    target=$(UNITDIR)/$${unit#systemd/}; \
 	    sed 's|@BINDIR@|$(PREFIX)/bin|g' $$unit >$$target && chmod 644 $$target || exit 1; \
 	done
+	install -d $(MANDIR)/man1 $(MANDIR)/man8
+	gzip -9nc man/notesctl.1 >$(MANDIR)/man1/notesctl.1.gz
+	gzip -9nc man/notesd.8 >$(MANDIR)/man8/notesd.8.gz
+	chmod 644 $(MANDIR)/man1/notesctl.1.gz $(MANDIR)/man8/notesd.8.gz
+	install -d $(SHAREDIR)/bash-completion/completions $(SHAREDIR)/zsh/vendor-completions $(SHAREDIR)/fish/vendor_completions.d
+	install -m 644 completions/notesctl.bash $(SHAREDIR)/bash-completion/completions/notesctl
+	install -m 644 completions/_notesctl $(SHAREDIR)/zsh/vendor-completions/_notesctl
+	install -m 644 completions/notesctl.fish $(SHAREDIR)/fish/vendor_completions.d/notesctl.fish
+	install -d $(DOCDIR)
+	install -m 644 README.md docs/*.md $(DOCDIR)/
+
+# The Debian package: what `make install PREFIX=/usr` installs, as notesd_VERSION_ARCH.deb.
+deb: build
+	scripts/build-deb
 
 clean:
 	rm -rf .build

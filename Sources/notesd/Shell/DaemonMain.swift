@@ -58,6 +58,11 @@ enum DaemonMain {
     /// `serve` for the stop signal, which a signal source on a serial queue delivers.
     static func main(startEngine: StartEngine) -> Never {
         SignalWatcher.ignoreBrokenPipes()
+        // Every file and directory notesd creates (database, WAL, shared memory, keys,
+        // backups) is private to its user whatever umask it was started with; SQLite creates
+        // its -wal and -shm files with the database's mode, so this covers them too. The
+        // control socket's mode is set explicitly (ControlListener).
+        umask(0o077)
         let environment = ProcessEnvironment.current()
         switch DaemonArguments.parse(Array(CommandLine.arguments.dropFirst()), environment: environment) {
         case .failure(let error):
@@ -89,7 +94,7 @@ enum DaemonMain {
         waitForStop: () -> Void
     ) -> DaemonExitStatus {
         do {
-            try DataDirectory.prepare(config.dataDirectory)
+            if let warning = try DataDirectory.prepare(config.dataDirectory) { log.warning(warning) }
         } catch {
             log.error(error.description)
             return .failure
