@@ -97,18 +97,20 @@ extension Replica {
         // search, not once per hit.
         let columns = Self.summaryColumns.split(separator: ",").map { "n." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
         var sql = """
-            SELECT \(columns), bm25(note_search, 0.0, 10.0, 1.0) AS score, snippet(note_search, -1, char(2), char(3), '…', 16)
+            SELECT \(columns), s.rank, snippet(note_search, -1, char(2), char(3), '…', 16)
             FROM note_search s JOIN notes n ON n.id = s.note
-            WHERE note_search MATCH ?1 AND n.trashed = 0
+            WHERE note_search MATCH ?1 AND s.rank MATCH 'bm25(0.0, 10.0, 1.0)' AND n.trashed = 0
             """
         var values: [SQLValue] = [.text(expression)]
         if let tag {
             sql += " AND EXISTS (SELECT 1 FROM note_tags t WHERE t.note = n.id AND t.tag = ?2)"
             values.append(.text(tag))
         }
-        // A folder filter needs the resolved folder (a note in a deleted folder shows as
-        // Uncategorized), so it applies after the query and the limit after it.
-        sql += " ORDER BY score, s.note" + (folder == nil ? " LIMIT \(limit)" : "")
+        // `ORDER BY rank` lets FTS5 hand rows over best first, so the snippets of rows past
+        // the limit are never made (with a computed score SQLite would sort every match,
+        // snippet included). A folder filter needs the resolved folder (a note in a deleted
+        // folder shows as Uncategorized), so it applies after the query and the limit after it.
+        sql += " ORDER BY s.rank" + (folder == nil ? " LIMIT \(limit)" : "")
         let tree = FolderTree.resolve(try liveFolders())
         var results: [SearchResult] = []
         try database.statement(sql).forEach(values) { row in
