@@ -33,6 +33,15 @@ enum WebBench {
             query += 1
             _ = try web.rpc("notes.search", #"{"query":"\#(queries[query % queries.count])","limit":50}"#)
         }
+        // The same calls on the control socket, under the same load: what HTTP adds.
+        let control = try alpha.client()
+        let socketList = try Measure.repeatedly(runs: 30) { _ = try control.call(ControlMethods.NotesList.self, NotesListParams()) }
+        table.add(["notes.list over the control socket (comparison)", "30", Measure.ms(Measure.percentile(socketList, 0.5)), Measure.ms(Measure.percentile(socketList, 0.95)), "-", "-"])
+        let socketSearch = try Measure.repeatedly(runs: 200) {
+            query += 1
+            _ = try control.call(ControlMethods.NotesSearch.self, NotesSearchParams(query: queries[query % queries.count], limit: 50))
+        }
+        table.add(["notes.search over the control socket (comparison)", "200", Measure.ms(Measure.percentile(socketSearch, 0.5)), Measure.ms(Measure.percentile(socketSearch, 0.95)), "-", "-"])
         table.add(["notes.search over HTTP (limit 50)", "200", Measure.ms(Measure.percentile(search, 0.5)), Measure.ms(Measure.percentile(search, 0.95)), "p50 ≤ 5 ms", Verdict.of(Measure.percentile(search, 0.5) <= 5)])
 
         // A change on alpha, read as an event from bravo's stream.
