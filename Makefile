@@ -54,9 +54,10 @@ UNITS := systemd/user/notesd.service systemd/user/notesd.socket systemd/system/n
 install: build
 	install -d $(BINDIR) $(UNITDIR)/user $(UNITDIR)/system
 	install -m 755 $(RELEASE)/notesd $(RELEASE)/notesctl $(BINDIR)/
-	install -d $(WEBDIR)
-	if [ -f web/index.html ]; then install -m 644 web/index.html $(WEBDIR)/; fi
-	if [ -d web/assets ]; then cp -R web/assets $(WEBDIR)/ && chmod -R u=rwX,go=rX $(WEBDIR)/assets; fi
+	# The web app, when the checkout has one (no empty directory otherwise: notesd then
+	# answers / with a page saying the app is not installed).
+	if [ -f web/index.html ]; then install -d $(WEBDIR) && install -m 644 web/index.html $(WEBDIR)/; fi
+	if [ -d web/assets ]; then install -d $(WEBDIR) && cp -R web/assets $(WEBDIR)/ && chmod -R u=rwX,go=rX $(WEBDIR)/assets; fi
 	for unit in $(UNITS); do \
 	    target=$(UNITDIR)/$${unit#systemd/}; \
 	    sed 's|@BINDIR@|$(PREFIX)/bin|g' $$unit >$$target && chmod 644 $$target || exit 1; \

@@ -16,7 +16,7 @@ import TestSupport
             let data = scratch.path + "/home/.local/share/notesd"
             let socket = scratch.path + "/control.sock"
             let command = ["/bin/sh", "-c", "umask 022; exec \"$0\" \"$@\"", builtProduct("notesd"),
-                           "--data-dir", data, "--socket", socket, "--listen", "127.0.0.1:0", "--no-mdns"]
+                           "--data-dir", data, "--socket", socket, "--listen", "127.0.0.1:0", "--no-mdns", "--web-listen", "127.0.0.1:0"]
             let daemon = try ChildProcess.background(command, logPath: scratch.path + "/notesd.log")
             defer { daemon.stop() }
             func ctl(_ arguments: [String], input: String? = nil) throws -> CommandResult {

@@ -101,7 +101,8 @@ public func fuzzWeb(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case .login(let token):
         guard head.method == "POST", !token.isEmpty else { fatalError("a login from a \(head.method)") }
     case .file(let path, _):
-        guard !path.contains(".."), !path.hasPrefix("/"), path == "index.html" || path.hasPrefix("assets/") else {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard !path.hasPrefix("/"), path == "index.html" || path.hasPrefix("assets/"), segments.allSatisfy({ !$0.isEmpty && !$0.hasPrefix(".") }) else {
             fatalError("a file path escaped the web root: \(path)")
         }
     }

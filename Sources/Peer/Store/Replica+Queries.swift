@@ -163,7 +163,7 @@ extension Replica {
 
     static let summaryColumns = "id, title, folder, trashed, pinned, color, created, modified, conflict_of"
 
-    private static func summary(_ row: Row, tree: [FolderID: FolderID?], tags: [NoteID: [String]]) -> NoteSummary {
+    static func summary(_ row: Row, tree: [FolderID: FolderID?], tags: [NoteID: [String]]) -> NoteSummary {
         let id = RecordID(bytes: row.blob(0))!
         let storedFolder = row.optionalBlob(2).flatMap(RecordID.init(bytes:))
         return NoteSummary(

@@ -104,26 +104,33 @@ extension Replica {
     public func searchNotes(_ query: String, limit: Int, folder: FolderID?? = nil, tag: String? = nil) throws -> [SearchResult] {
         let expression = Self.searchExpression(query)
         guard !expression.isEmpty, limit > 0 else { return [] }
+        // The summary's columns come with the hit, so the folder tree is resolved once per
+        // search, not once per hit.
+        let columns = Self.summaryColumns.split(separator: ",").map { "n." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
         var sql = """
-            SELECT s.note, bm25(note_search, 0.0, 10.0, 1.0) AS score, snippet(note_search, -1, char(2), char(3), '…', 16)
+            SELECT \(columns), s.rank, snippet(note_search, -1, char(2), char(3), '…', 16)
             FROM note_search s JOIN notes n ON n.id = s.note
-            WHERE note_search MATCH ?1 AND n.trashed = 0
+            WHERE note_search MATCH ?1 AND s.rank MATCH 'bm25(0.0, 10.0, 1.0)' AND n.trashed = 0
             """
         var values: [SQLValue] = [.text(expression)]
         if let tag {
             sql += " AND EXISTS (SELECT 1 FROM note_tags t WHERE t.note = n.id AND t.tag = ?2)"
             values.append(.text(tag))
         }
-        // A folder filter needs the resolved folder (a note in a deleted folder shows as
-        // Uncategorized), so it applies after the query and the limit after it.
-        sql += " ORDER BY score, s.note" + (folder == nil ? " LIMIT \(limit)" : "")
-        let rows = try database.rows(sql, values) { row in (RecordID(bytes: row.blob(0))!, row.double(1), row.text(2)) }
+        // `ORDER BY rank` lets FTS5 hand rows over best first, so the snippets of rows past
+        // the limit are never made (with a computed score SQLite would sort every match,
+        // snippet included). A folder filter needs the resolved folder (a note in a deleted
+        // folder shows as Uncategorized), so it applies after the query and the limit after it.
+        sql += " ORDER BY s.rank" + (folder == nil ? " LIMIT \(limit)" : "")
+        let tree = FolderTree.resolve(try liveFolders())
         var results: [SearchResult] = []
-        for (id, rank, snippet) in rows {
-            guard let summary = try noteSummary(id) else { continue }
-            if let folder, summary.folder != folder { continue }
-            results.append(SearchResult(note: summary, snippet: snippet, rank: rank))
-            if results.count == limit { break }
+        try database.statement(sql).forEach(values) { row in
+            guard results.count < limit else { return }
+            let id = RecordID(bytes: row.blob(0))!
+            let tags = try database.rows("SELECT tag FROM note_tags WHERE note = ?1", [.blob(id.bytes)]) { $0.text(0) }
+            let summary = Self.summary(row, tree: tree, tags: [id: tags])
+            if let folder, summary.folder != folder { return }
+            results.append(SearchResult(note: summary, snippet: row.text(10), rank: row.double(9)))
         }
         return results
     }
