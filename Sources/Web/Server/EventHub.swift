@@ -116,6 +116,20 @@ public final class EventHub: Sendable {
         }
     }
 
+    /// Ends every open stream (every session was signed out: a tab must not keep receiving
+    /// events after `notesctl ui --logout-all`); new streams can open. Returns how many ended.
+    @discardableResult
+    public func closeAll() -> Int {
+        let streams = state.withLock { state in
+            let streams = Array(state.streams.values)
+            state.streams = [:]
+            if !streams.isEmpty { state.lastStreamClosed = .now }
+            return streams
+        }
+        for stream in streams { stream.close() }
+        return streams.count
+    }
+
     /// Ends every stream and the keepalive thread; later `open`s fail.
     public func stop() {
         let streams = state.withLock { state in

@@ -124,8 +124,12 @@ final class WebControl: Sendable {
         }
     }
 
+    /// Signs every browser out: the sessions go, and so do the event streams they opened.
     func logoutAll() -> WebLogoutResult {
-        WebLogoutResult(revoked: authority.revokeAll())
+        guard let parts = parts.withLock({ $0 }) else { preconditionFailure("the web server is used before the engine attached it") }
+        let revoked = parts.authority.revokeAll()
+        parts.events.closeAll()
+        return WebLogoutResult(revoked: revoked)
     }
 }
 
