@@ -243,7 +243,7 @@ extension EventRing.Resumption {
         let first = WebAuthority(store: store, clock: clock.read)
         let session = try #require(first.redeem(token: first.issueLoginToken().token))
         #expect(store.records.count == 1)
-        #expect(store.records.keys.first == WebAuthority.hash(session))
+        #expect(store.records.keys.first == first.sessionHash(session))
         #expect(!store.records.keys.contains(session))
 
         // A restart: a new authority over the same store.
@@ -256,6 +256,16 @@ extension EventRing.Resumption {
         clock.advance(30 * 86_400_000 + 1)
         #expect(!third.isSession(session))
         #expect(store.records.isEmpty)
+    }
+
+    /// A session is bound to the port it was made on: a page served on another port that
+    /// reads it from that origin's storage cannot use it here.
+    @Test func aSessionWorksOnlyOnThePortItWasMadeOn() throws {
+        let store = MemoryStore()
+        let made = WebAuthority(store: store, scope: "7480")
+        let session = try #require(made.redeem(token: made.issueLoginToken().token))
+        #expect(WebAuthority(store: store, scope: "7480").isSession(session))
+        #expect(!WebAuthority(store: store, scope: "7481").isSession(session))
     }
 
     @Test func logoutAllEndsEverySession() throws {

@@ -160,7 +160,9 @@ final class WebDaemon {
     func start(extra: [String] = []) throws {
         let arguments = [
             "--data-dir", directory, "--socket", socket, "--listen", "127.0.0.1:\(syncPort)", "--name", name, "--no-mdns",
-            "--web-listen", "127.0.0.1:0", "--web-root", directory + "/web", "--log-level", "debug",
+            // The first start picks a free port; a restart keeps it, as a real notesd keeps
+            // 7480 (sessions are bound to their port).
+            "--web-listen", "127.0.0.1:\(webPort)", "--web-root", directory + "/web", "--log-level", "debug",
         ] + peers.flatMap { ["--peer", "127.0.0.1:\($0)"] } + extra
         process = try ChildProcess.background([builtProduct("notesd")] + arguments, logPath: logPath)
         guard poll(seconds: 30, every: 20_000, { (try? ctl(["status"]))?.status == 0 }) else { throw TestFailure("\(name) never answered status:\n\(log)") }

@@ -40,6 +40,10 @@ public final class WebAuthority: Sendable {
 
     private let store: any WebSessionStore
     private let clock: @Sendable () -> Int64
+    /// What a session is bound to: the port it was made on. A page on another port (another
+    /// user's listener that took notesd's usual port while notesd was down, say) can read the
+    /// session `localStorage` kept for that origin, but it is no session here.
+    private let scope: String
     private let state: Mutex<State>
 
     private struct State {
@@ -51,8 +55,9 @@ public final class WebAuthority: Sendable {
     }
 
     /// `clock` gives milliseconds since 1970 (the tests pass their own).
-    public init(store: any WebSessionStore, clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
+    public init(store: any WebSessionStore, scope: String = "", clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
         self.store = store
+        self.scope = scope
         self.clock = clock
         let now = clock()
         var initial = State()
@@ -90,7 +95,7 @@ public final class WebAuthority: Sendable {
         let now = clock()
         let tokenHash = Self.hash(token)
         let secret = Self.newSecret()
-        let record = WebSessionRecord(hash: Self.hash(secret), created: now, lastUsed: now)
+        let record = WebSessionRecord(hash: sessionHash(secret), created: now, lastUsed: now)
         let accepted = state.withLock { state -> Bool in
             guard let expires = state.tokens.removeValue(forKey: tokenHash), expires > now else { return false }
             state.sessions[record.hash] = record
@@ -105,7 +110,7 @@ public final class WebAuthority: Sendable {
     /// Whether `secret` names a live session; a live one counts as used now.
     public func isSession(_ secret: String) -> Bool {
         let now = clock()
-        let hash = Self.hash(secret)
+        let hash = sessionHash(secret)
         let outcome = state.withLock { state -> (live: Bool, write: WebSessionRecord?, expired: Bool) in
             guard var record = state.sessions[hash] else { return (false, nil, false) }
             guard now - record.lastUsed <= Self.sessionIdleLimitMilliseconds else {
@@ -157,6 +162,9 @@ public final class WebAuthority: Sendable {
         return Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
+
+    /// What is stored for a session secret: its hash together with the scope (the port).
+    public func sessionHash(_ secret: String) -> String { Self.hash(scope + "\n" + secret) }
 
     /// BLAKE2b-256 of `secret`'s UTF-8, hex.
     public static func hash(_ secret: String) -> String {

@@ -48,7 +48,7 @@ final class WebControl: Sendable {
     /// `ControlWatchers.addTap`). Called once, before `start`.
     func attach(store: any WebSessionStore, tap: (_ isListening: @escaping @Sendable () -> Bool, _ receive: @escaping @Sendable (ControlEvent) -> Void) -> Void) {
         let events = EventHub()
-        let authority = WebAuthority(store: store)
+        let authority = WebAuthority(store: store, scope: String(listener.address.port))
         tap({ events.isRecording }, { events.publish($0) })
         parts.withLock { $0 = Parts(authority: authority, events: events) }
     }
