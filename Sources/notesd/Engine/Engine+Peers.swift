@@ -105,12 +105,21 @@ extension Engine {
     }
 
     /// Dials every target that is due and not already connected.
+    /// A target is dialled when no connection serves it, nothing refused it, and it is not
+    /// this device or one already syncing on another connection. Skipping a target while it
+    /// stays due would make its deadline fire again at once, for as long as it is skipped: a
+    /// busy loop.
+    func wantsDial(_ target: DialTarget) -> Bool {
+        guard target.wantsDial else { return false }
+        if let device = target.device, isConnected(device) { return false }
+        if let hinted = target.hintedShortID, hinted == identity.deviceID.short { return false }
+        return true
+    }
+
     func dialDueTargets() {
         guard !stopped else { return }
         let now = Self.now()
-        for (key, target) in targets where target.wantsDial && target.nextAttempt <= now {
-            if let device = target.device, isConnected(device) { continue }
-            if let hinted = target.hintedShortID, hinted == identity.deviceID.short { continue }
+        for (key, target) in targets where wantsDial(target) && target.nextAttempt <= now {
             let id = network.dial(target.address, psk: household.key)
             updateTarget(key) { $0.connection = id }
             links[id] = Link(id: id, direction: .outbound, remote: key, target: key, purpose: .sync)

@@ -434,7 +434,7 @@ final class Engine: @unchecked Sendable {
     func reschedule() {
         guard !stopped else { return }
         var deadlines: [UInt64] = links.values.compactMap { $0.session?.nextDeadline }
-        deadlines += targets.values.filter { $0.wantsDial }.map(\.nextAttempt)
+        deadlines += targets.values.filter { wantsDial($0) }.map(\.nextAttempt)
         deadlines += syncWaiters.map(\.deadline)
         deadlines += joinAttempts.values.map(\.deadline)
         deadlines += connectWaiters.map(\.deadline)
