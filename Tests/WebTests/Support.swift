@@ -148,7 +148,7 @@ final class WebDaemon {
         self.name = name
         directory = root + "/" + name
         logPath = root + "/\(name).log"
-        syncPort = Self.freePort()
+        syncPort = freePort()
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try FileManager.default.createDirectory(atPath: directory + "/web", withIntermediateDirectories: true)
     }
@@ -227,19 +227,6 @@ final class WebDaemon {
         let response = try request("POST", "/api/rpc", body: body, session: session)
         guard response.status == 200, let json = response.json else { throw TestFailure("rpc \(method): \(response.status) \(response.text)") }
         return json
-    }
-
-    static func freePort() -> UInt16 {
-        let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
-        }
-        return UInt16(bigEndian: address.sin_port)
     }
 
     deinit {
