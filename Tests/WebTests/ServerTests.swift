@@ -142,9 +142,8 @@ import TestSupport
             let scratch = try TemporaryDirectory()
             let alpha = try WebDaemon(name: "alpha", root: scratch.path)
             let bravo = try WebDaemon(name: "bravo", root: scratch.path)
-            alpha.peers = [bravo.syncPort]
-            bravo.peers = [alpha.syncPort]
             try alpha.start()
+            bravo.peers = [alpha.syncPort]
             try bravo.start()
             defer { alpha.stop(); bravo.stop() }
             let code = try #require(try alpha.json(["invite"])["code"] as? String)

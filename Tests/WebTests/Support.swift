@@ -138,7 +138,9 @@ final class Connection {
 final class WebDaemon {
     let name: String
     let directory: String
-    let syncPort: UInt16
+    /// Asked for at start; the port it listens on once started (a port picked free a moment
+    /// earlier can be taken meanwhile, and notesd then listens on another).
+    private(set) var syncPort: UInt16
     var peers: [UInt16] = []
     private(set) var process: ChildProcess?
     private(set) var webPort: UInt16 = 0
@@ -170,6 +172,8 @@ final class WebDaemon {
         let web = try #require(status["web"] as? [String: Any])
         let listen = try #require(web["listen"] as? String)
         webPort = try #require(UInt16(listen.split(separator: ":").last!))
+        let sync = try #require((status["listen"] as? [String])?.first)
+        syncPort = try #require(UInt16(sync.split(separator: ":").last!))
     }
 
     func stop() {
