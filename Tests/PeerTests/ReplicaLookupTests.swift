@@ -129,7 +129,7 @@ import TestSupport
             let older = try Database(path: path)
             try older.execute(
                 """
-                DROP TABLE note_search; DROP TABLE note_search_docs; DROP TABLE web_sessions; DELETE FROM meta WHERE key = 'search_index';
+                DROP TABLE note_search; DROP TABLE note_search_docs; DROP TABLE web_sessions; DROP TABLE search_pending; DELETE FROM meta WHERE key = 'search_index';
                 DROP TRIGGER notes_counted_on_insert; DROP TRIGGER notes_counted_on_delete; DROP TRIGGER notes_counted_on_update;
                 DROP TABLE folder_note_counts; DROP INDEX folders_by_name; DROP INDEX folders_by_parent;
                 DROP INDEX notes_in_list_order; DROP INDEX heads_by_revision; DELETE FROM meta WHERE key = 'note_count';

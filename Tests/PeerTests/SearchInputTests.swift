@@ -29,3 +29,45 @@ import TestSupport
         #expect(hit.snippet.contains("\u{2}quinces\u{3}"))
     }
 }
+
+/// During a catch-up notes are indexed for search only once it ends, in one go (indexing in
+/// every batch's transaction tripled a 10,000-note initial sync, docs/benchmarks.md).
+@Suite struct DeferredSearchIndexTests {
+    /// What a catch-up applies: everything in one batch of at least `bulkBatchThreshold`.
+    func catchUp(_ receiver: Replica, from sender: Replica) throws {
+        let batch = try sender.entries(missingFrom: receiver.vector, maxCount: 500)
+        #expect(batch.count >= Replica.bulkBatchThreshold)
+        let outcome = try receiver.apply(batch, now: 2_000)
+        #expect(outcome.need == nil && outcome.rejected == nil)
+    }
+
+    @Test func aCatchUpIndexesItsNotesOnceItEnds() throws {
+        let directory = try TemporaryDirectory()
+        let sender = try Replica(path: directory.file("a.db"))
+        for index in 0..<(Replica.bulkBatchThreshold + 20) {
+            _ = try sender.createNote(title: "Note \(index)", body: paragraphs(["quinces number \(index)"]), now: 1_000 + UInt64(index))
+        }
+        let path = directory.file("b.db")
+        do {
+            let receiver = try Replica(path: path)
+            try catchUp(receiver, from: sender)
+            #expect(try receiver.notesAwaitingSearchIndex == Replica.bulkBatchThreshold + 20)
+            #expect(try receiver.searchNotes("quinces", limit: 500).isEmpty, "not indexed during the catch-up")
+            #expect(try receiver.integrityProblems() == [])
+            try receiver.releaseMemory()
+            #expect(try receiver.notesAwaitingSearchIndex == 0)
+            #expect(try receiver.searchNotes("quinces", limit: 500).count == Replica.bulkBatchThreshold + 20)
+            #expect(try receiver.integrityProblems() == [])
+        }
+        // A catch-up cut short (the daemon stopped before it ended): indexed at the next start.
+        let cut = directory.file("c.db")
+        do {
+            let receiver = try Replica(path: cut)
+            try catchUp(receiver, from: sender)
+            #expect(try receiver.notesAwaitingSearchIndex > 0)
+        }
+        let reopened = try Replica(path: cut)
+        #expect(try reopened.notesAwaitingSearchIndex == 0)
+        #expect(try reopened.searchNotes("quinces", limit: 500).count == Replica.bulkBatchThreshold + 20)
+    }
+}

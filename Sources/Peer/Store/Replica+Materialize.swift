@@ -237,7 +237,11 @@ extension Replica {
         case .some: pendingChanges.note(id, .edited)
         }
         try upsertNoteRow(id, note, hlc: stamp.hlc, hadRow: wasTrashed != nil)
-        try indexForSearch(id, title: note.title, body: note.body)
+        if catchingUp {
+            try database.run("INSERT OR IGNORE INTO search_pending (note) VALUES (?1)", [.blob(id.bytes)])
+        } else {
+            try indexForSearch(id, title: note.title, body: note.body)
+        }
     }
 
     private func upsertNoteRow(_ id: NoteID, _ note: RevisionCodec.NoteFields<BlockHash>, hlc: HLC, hadRow: Bool) throws {

@@ -176,6 +176,10 @@ enum Schema {
             doc INTEGER NOT NULL
         ) WITHOUT ROWID;
         INSERT INTO meta (key, value) VALUES ('search_index', 0);
+        -- Notes materialised during a catch-up, indexed right after it (Replica+Web).
+        CREATE TABLE search_pending (
+            note BLOB PRIMARY KEY
+        ) WITHOUT ROWID;
         CREATE TABLE web_sessions (
             hash TEXT PRIMARY KEY,
             created INTEGER NOT NULL,
