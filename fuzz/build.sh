@@ -12,14 +12,15 @@ set -eu
 cd "$(dirname "$0")/.."
 
 # Every target, one per line: its name, then the Swift sources it compiles (globs relative to
-# the repository root) into one module. The Merge module is built first (instrumented, as a
-# static library), so sources may `import Merge`; add a target here and a harness under
-# fuzz/targets/ to fuzz something new.
+# the repository root) into one module. The Merge and Control modules are built first
+# (instrumented, as static libraries), so sources may `import Merge` and `import Control`; add
+# a target here and a harness under fuzz/targets/ to fuzz something new.
 SYNC_SOURCES='Sources/Peer/Sync/Frame.swift Sources/Peer/Sync/EntryPayload.swift Sources/Peer/Sync/BodyDelta.swift Sources/Peer/Store/Revision.swift Sources/Peer/Store/Versioning.swift'
 TARGETS="
 handshake  fuzz/targets/handshake.swift fuzz/targets/FuzzSupport.swift Sources/Peer/Channel/*.swift
 transport  fuzz/targets/transport.swift fuzz/targets/FuzzSupport.swift Sources/Peer/Channel/*.swift
 frames     fuzz/targets/frames.swift fuzz/targets/FuzzSupport.swift Sources/Peer/Channel/Sodium.swift $SYNC_SOURCES
+web        fuzz/targets/web.swift fuzz/targets/FuzzSupport.swift Sources/Peer/Channel/Sodium.swift Sources/Web/HTTP/*.swift
 "
 
 SWIFTC=${SWIFTC:-swiftc}
@@ -36,6 +37,13 @@ if [ ! -f fuzz/out/libMerge.a ] || [ -n "$(find Sources/Merge -name '*.swift' -n
         -module-name Merge -emit-module-path fuzz/out/modules/Merge.swiftmodule -o fuzz/out/libMerge.a \
         $(find Sources/Merge -name '*.swift' | sort)
 fi
+if [ ! -f fuzz/out/libControl.a ] || [ -n "$(find Sources/Control -name '*.swift' -newer fuzz/out/libControl.a)" ]; then
+    echo "== building fuzz/out/libControl.a"
+    # shellcheck disable=SC2046 # the file list is meant to split
+    "$SWIFTC" -swift-version 6 -parse-as-library -sanitize=fuzzer,address -O -g -emit-library -static -emit-module \
+        -module-name Control -emit-module-path fuzz/out/modules/Control.swiftmodule -o fuzz/out/libControl.a \
+        $(find Sources/Control -name '*.swift' | sort)
+fi
 for target in $wanted; do
     sources=$(echo "$TARGETS" | awk -v name="$target" '$1 == name { $1 = ""; print }')
     if [ -z "$sources" ]; then
@@ -45,7 +53,7 @@ for target in $wanted; do
     echo "== building fuzz/out/$target"
     # shellcheck disable=SC2086 # the source list is meant to split and glob
     "$SWIFTC" -swift-version 6 -parse-as-library -sanitize=fuzzer,address -O -g \
-        -use-ld=lld -module-name NotesdFuzz -I Sources/CSodium -I fuzz/out/modules -lsodium fuzz/out/libMerge.a \
+        -use-ld=lld -module-name NotesdFuzz -I Sources/CSodium -I fuzz/out/modules -lsodium fuzz/out/libMerge.a fuzz/out/libControl.a \
         -o "fuzz/out/$target" $sources
     if [ "$write_seeds" = yes ]; then
         rm -rf "fuzz/corpus/$target" && mkdir -p "fuzz/corpus/$target"

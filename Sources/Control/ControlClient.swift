@@ -73,15 +73,20 @@ public final class ControlClient {
     }
 
     /// Calls `method` and waits for its result, at most `timeout` (forever when `nil`).
-    /// A timed-out call's late answer is skipped by later calls.
-    public func call<M: ControlMethod>(_ method: M.Type, _ params: M.Params, timeout: Duration? = nil) throws(ControlClientError) -> M.Result {
+    /// A timed-out call's late answer is skipped by later calls. `descriptor` travels with the
+    /// request (`SCM_RIGHTS`), for methods that write to a file the caller opened (`backup`).
+    public func call<M: ControlMethod>(
+        _ method: M.Type, _ params: M.Params, timeout: Duration? = nil, passing descriptor: Int32? = nil
+    ) throws(ControlClientError) -> M.Result {
         let id = RequestID.number(nextID)
         nextID += 1
         let request: Data
         do { request = try ControlWire.request(M.self, id: id, params: params) } catch {
             throw .protocolViolation("the request could not be encoded (\(error))")
         }
-        do { try socket.send(request) } catch {
+        do {
+            if let descriptor { try socket.send(request, passing: descriptor) } else { try socket.send(request) }
+        } catch {
             throw error.code == EPIPE || error.code == ECONNRESET ? .connectionClosed(midLine: false) : .io(error)
         }
         let deadline = timeout.map { ContinuousClock.now + $0 }

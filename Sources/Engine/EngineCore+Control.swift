@@ -41,12 +41,13 @@ extension EngineCore {
     /// Resolves a note reference: a full id, or a unique prefix of ≥ 4 hex digits (dashes and
     /// case ignored).
     public func resolveNote(_ reference: String) throws -> NoteID {
-        if let id = RecordID(reference.lowercased()), try replica.note(id) != nil { return id }
+        if let id = RecordID(reference.lowercased()), try replica.noteExists(id) { return id }
         let wanted = Self.hexDigits(reference)
         guard wanted.count >= 4, wanted.count == reference.filter({ $0 != "-" }).count else {
             throw RPCError.invalidParams("a note reference is a note id or at least 4 of its hex digits (got \"\(reference)\")")
         }
-        let matches = try replica.noteIDs().filter { Self.hexDigits($0.description).hasPrefix(wanted) }
+        // A range of ids, not every id: 20 are as many as the error lists.
+        let matches = try replica.noteIDs(withHexPrefix: wanted, limit: 20)
         guard let first = matches.first else { throw RPCError.notFound(.note, reference) }
         guard matches.count == 1 else {
             let candidates = try matches.prefix(20).map { AmbiguousData.Candidate(id: $0.description, label: try replica.note($0)?.title ?? "") }
@@ -61,17 +62,19 @@ extension EngineCore {
     /// (returned as nil).
     public func resolveFolder(_ reference: String?) throws -> FolderID? {
         guard let reference, reference != "", reference != "/" else { return nil }
-        let folders = try replica.listFolders()
-        if let id = RecordID(reference.lowercased()), folders.contains(where: { $0.id == id }) { return id }
+        // Reads the folders the reference can name (by id, by last path name, by id range)
+        // and their ancestors, never the notes.
+        if let id = RecordID(reference.lowercased()), try replica.folder(id) != nil { return id }
         let path = reference.hasPrefix("/") ? String(reference.dropFirst()) : reference
-        let byPath = folders.filter { $0.path.joined(separator: "/") == path }
+        let name = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? path
+        let byPath = try replica.folders(named: name).filter { $0.path.joined(separator: "/") == path }
         if byPath.count == 1 { return byPath[0].id }
         if byPath.count > 1 {
             throw RPCError.ambiguous(.folder, reference, candidates: byPath.prefix(20).map { .init(id: $0.id.description, label: $0.path.joined(separator: "/")) })
         }
         let wanted = Self.hexDigits(reference)
         if wanted.count >= 4, wanted.count == reference.filter({ $0 != "-" }).count {
-            let matches = folders.filter { Self.hexDigits($0.id.description).hasPrefix(wanted) }
+            let matches = try replica.folderIDs(withHexPrefix: wanted, limit: 20).compactMap { try replica.folderSummary($0) }
             if matches.count == 1 { return matches[0].id }
             if matches.count > 1 {
                 throw RPCError.ambiguous(.folder, reference, candidates: matches.prefix(20).map { .init(id: $0.id.description, label: $0.path.joined(separator: "/")) })
@@ -99,13 +102,29 @@ extension EngineCore {
 
     // MARK: - Notes
 
+    /// Summaries of a whole listing: short forms among every note id, paths of every folder
+    /// (no note counts).
     func noteSummaries(_ notes: [Peer.NoteSummary]) throws -> [Control.NoteSummary] {
-        noteSummaries(notes, shortForms: Self.shortForms(try replica.noteIDs().map(\.description)))
+        noteSummaries(
+            notes, shortForms: Self.shortForms(try replica.noteIDs().map(\.description)),
+            paths: try replica.folderPaths().mapValues { $0.joined(separator: "/") })
     }
 
-    func noteSummaries(_ notes: [Peer.NoteSummary], shortForms shorts: [String: String]) -> [Control.NoteSummary] {
-        let paths = Dictionary(((try? replica.listFolders()) ?? []).map { ($0.id, $0.path.joined(separator: "/")) }, uniquingKeysWith: { first, _ in first })
-        return notes.map { note in
+    /// Summaries of a page: each short form from the note's id neighbours, each path from its
+    /// folder's ancestors, so the page costs its own notes.
+    func pagedNoteSummaries(_ notes: [Peer.NoteSummary]) throws -> [Control.NoteSummary] {
+        var shorts: [String: String] = [:]
+        var paths: [FolderID: String] = [:]
+        for note in notes {
+            let ids = ([note.id] + (try replica.neighbouringNoteIDs(of: note.id))).map(\.description)
+            shorts[note.id.description] = Self.shortForms(ids)[note.id.description]
+            if let folder = note.folder, paths[folder] == nil { paths[folder] = try replica.folderPath(folder)?.joined(separator: "/") }
+        }
+        return noteSummaries(notes, shortForms: shorts, paths: paths)
+    }
+
+    func noteSummaries(_ notes: [Peer.NoteSummary], shortForms shorts: [String: String], paths: [FolderID: String]) -> [Control.NoteSummary] {
+        notes.map { note in
             Control.NoteSummary(
                 id: note.id.description, short: shorts[note.id.description] ?? String(note.id.description.prefix(8)),
                 title: note.title, folder: note.folder?.description, folderPath: note.folder.flatMap { paths[$0] } ?? "",
@@ -115,29 +134,38 @@ extension EngineCore {
         }
     }
 
-    /// One note's summary, reading only that note (and its id neighbours for the short id).
+    /// One note's summary, reading only that note, its id neighbours (for the short id) and
+    /// its folder's ancestors (for the path).
     public func noteSummary(_ id: NoteID) throws -> Control.NoteSummary {
         guard let note = try replica.noteSummary(id) else { throw RPCError.notFound(.note, id.description) }
-        let ids = ([id] + (try replica.neighbouringNoteIDs(of: id))).map(\.description)
-        return noteSummaries([note], shortForms: Self.shortForms(ids))[0]
+        return try pagedNoteSummaries([note])[0]
     }
+
+    static let listPageLimit = 10_000
 
     public func notesList(_ params: NotesListParams) throws -> [Control.NoteSummary] {
         var filter = NoteFilter(trashed: params.trashed ?? false, conflictCopies: params.conflicts, pinned: params.pinned, text: params.query)
         if let folder = params.folder { filter.folder = .some(try resolveFolder(folder)) }
         filter.tag = params.tag
-        return try noteSummaries(try replica.listNotes(filter))
+        guard params.limit != nil || params.after != nil else { return try noteSummaries(try replica.listNotes(filter)) }
+        let limit = params.limit ?? Self.listPageLimit
+        guard (1...Self.listPageLimit).contains(limit) else {
+            throw RPCError.invalidParams("params.limit must be between 1 and \(Self.listPageLimit)")
+        }
+        let after = try params.after.map { after in
+            guard let id = RecordID(after.id.lowercased()) else {
+                throw RPCError.invalidParams("params.after.id must be a full note id (the id of the last note of the page before)")
+            }
+            return NoteListPosition(pinned: after.pinned, modified: UInt64(clamping: after.modified.rawValue), id: id)
+        }
+        return try pagedNoteSummaries(try replica.listNotes(filter, limit: limit, after: after))
     }
 
     public func notesGet(_ params: NoteGetParams) throws -> NoteDocument {
         let id = try resolveNote(params.id)
         guard let note = try replica.note(id) else { throw RPCError.notFound(.note, params.id) }
         let format = params.format ?? .html
-        let body = switch format {
-        case .html: HTMLBlocks.join(note.body)
-        case .text: note.body.map(\.text).joined(separator: "\n\n")
-        case .markdown: HTMLBlocks.markdown(note.body)
-        }
+        let body = Self.render(note.body, format: format)
         return NoteDocument(summary: try noteSummary(id), format: format, body: body, heads: try replica.heads(of: id).map(\.description).sorted())
     }
 
@@ -155,16 +183,17 @@ extension EngineCore {
         let folder = try resolveFolder(params.folder)
         let tags = try Self.cleanTags(params.tags)
         if let color = params.color, color.isEmpty { throw RPCError.invalidParams("params.color must not be empty (leave it out for no colour)") }
+        let times = try Self.createTimes(params)
         let id = try replica.createNote(
-            title: params.title, body: HTMLBlocks.split(params.html), folder: folder, tags: tags, pinned: params.pinned ?? false,
-            color: params.color, now: now)
+            title: params.title, body: try Self.createBody(params), folder: folder, tags: tags, pinned: params.pinned ?? false,
+            color: params.color, created: times.created, modified: times.modified, now: now)
         committed(.local)
         return try noteSummary(id)
     }
 
     public func notesUpdate(_ params: NoteUpdateParams) throws -> Control.NoteSummary {
         let id = try resolveNote(params.id)
-        var edit = NoteEdit(title: params.title, body: params.html.map(HTMLBlocks.split), pinned: params.pinned)
+        var edit = NoteEdit(title: params.title, pinned: params.pinned)
         switch params.folder {
         case .unchanged: break
         case .clear: edit.folder = .some(nil)
@@ -184,7 +213,12 @@ extension EngineCore {
                 return id
             }
         }
-        try replica.editNote(id, edit, basedOn: base, now: now)
+        edit.body = try updateBody(params, id: id, baseHeads: base)
+        do {
+            try replica.editNote(id, edit, basedOn: base, now: now)
+        } catch ReplicaError.invalid(let message) where message.contains("baseHeads") {
+            throw RPCError.invalidParams(message)
+        }
         committed(.local)
         return try noteSummary(id)
     }
@@ -194,46 +228,6 @@ extension EngineCore {
         try replica.editNote(id, NoteEdit(trashed: trashed), now: now)
         committed(.local)
         return try noteSummary(id)
-    }
-
-    public func notesPurge(_ params: NoteReference) throws -> PurgeResult {
-        let id = try resolveNote(params.id)
-        try replica.purgeNote(id, now: now)
-        committed(.local)
-        return PurgeResult(id: id.description)
-    }
-
-    public func notesHistory(_ params: NoteReference) throws -> [Control.HistoryEntry] {
-        let id = try resolveNote(params.id)
-        let entries = try replica.history(of: id)
-        let byRevision = Dictionary(entries.map { ($0.revision, $0) }, uniquingKeysWith: { first, _ in first })
-        let authors = replicaDevices()
-        return entries.map { entry in
-            let parent = entry.parents.first.flatMap { byRevision[$0] }
-            let author = authors[entry.author]
-            return Control.HistoryEntry(
-                revision: entry.revision.description, parents: entry.parents.map(\.description), hlc: entry.hlc.description,
-                time: Timestamp(millisecondsSince1970: Int64(entry.hlc.milliseconds)), device: author?.id.description,
-                deviceShort: author?.id.short, deviceName: author?.name, title: entry.note?.title ?? "",
-                changes: Self.changes(entry, parent: parent))
-        }
-    }
-
-    /// What a revision changed against its first parent (docs/control-protocol.md, `notes.history`).
-    static func changes(_ entry: Peer.HistoryEntry, parent: Peer.HistoryEntry?) -> [HistoryChange] {
-        if entry.isTombstone { return [.deleted] }
-        var changes: [HistoryChange] = []
-        if entry.parents.count > 1 { changes.append(.merged) }
-        guard let parent else { return entry.parents.isEmpty ? [.created] : changes.isEmpty ? [.body] : changes }
-        guard let now = entry.note, let before = parent.note else { return changes.isEmpty ? [.body] : changes }
-        if now.title != before.title { changes.append(.title) }
-        if now.body != before.body { changes.append(.body) }
-        if now.folder != before.folder { changes.append(.folder) }
-        if now.tags != before.tags { changes.append(.tags) }
-        if now.pinned != before.pinned { changes.append(.pinned) }
-        if now.color != before.color { changes.append(.color) }
-        if now.trashed != before.trashed { changes.append(now.trashed ? .trashed : .restored) }
-        return changes.isEmpty ? [.body] : changes
     }
 
     /// Which device authored revisions of each replica: this one, and every peer whose Hello
@@ -264,9 +258,13 @@ extension EngineCore {
         }
     }
 
+    /// One folder's info, reading it, its ancestors, its count and its id neighbours.
     func folderInfo(_ id: FolderID) throws -> FolderInfo {
-        guard let info = try folderInfos().first(where: { $0.id == id.description }) else { throw RPCError.notFound(.folder, id.description) }
-        return info
+        guard let folder = try replica.folderSummary(id) else { throw RPCError.notFound(.folder, id.description) }
+        let shorts = Self.shortForms(([id] + (try replica.neighbouringFolderIDs(of: id))).map(\.description))
+        return FolderInfo(
+            id: folder.id.description, short: shorts[folder.id.description] ?? String(folder.id.description.prefix(8)),
+            name: folder.name, parent: folder.parent?.description, path: folder.path.joined(separator: "/"), noteCount: folder.noteCount)
     }
 
     static func cleanFolderName(_ name: String) throws -> String {
@@ -277,7 +275,7 @@ extension EngineCore {
     }
 
     private func requireNoSibling(named name: String, in parent: FolderID?, except: FolderID? = nil) throws {
-        if let sibling = try replica.listFolders().first(where: { $0.parent == parent && $0.name == name && $0.id != except }) {
+        if let sibling = try replica.folders(named: name).first(where: { $0.parent == parent && $0.id != except }) {
             throw RPCError(
                 code: .alreadyExists, message: "a folder named \"\(name)\" already exists there",
                 encoding: AlreadyExistsData(kind: .folder, id: sibling.id.description, path: sibling.path.joined(separator: "/")))
@@ -296,7 +294,7 @@ extension EngineCore {
     public func foldersRename(_ params: FolderRenameParams) throws -> FolderInfo {
         guard let id = try resolveFolder(params.folder) else { throw RPCError(code: .invalidOperation, message: "the top level cannot be renamed") }
         let name = try Self.cleanFolderName(params.name)
-        let parent = try replica.listFolders().first { $0.id == id }?.parent
+        let parent = try replica.folderSummary(id)?.parent
         try requireNoSibling(named: name, in: parent, except: id)
         try replica.renameFolder(id, to: name, now: now)
         committed(.local)
@@ -316,7 +314,7 @@ extension EngineCore {
     public func foldersDelete(_ params: FolderDeleteParams) throws -> FolderDeleteResult {
         guard let id = try resolveFolder(params.folder) else { throw RPCError(code: .invalidOperation, message: "the top level cannot be deleted") }
         let info = try folderInfo(id)
-        let subfolders = try replica.listFolders().filter { $0.parent == id }.count
+        let subfolders = try replica.subfolders(of: id).count
         if !(params.force ?? false), info.noteCount > 0 || subfolders > 0 {
             throw RPCError(
                 code: .folderNotEmpty,

@@ -40,7 +40,7 @@ final class BenchDaemon {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = [
-            "--data-dir", dataDirectory, "--socket", socketPath, "--listen", address, "--name", name, "--no-mdns",
+            "--data-dir", dataDirectory, "--socket", socketPath, "--listen", address, "--name", name, "--no-mdns", "--web-listen", "127.0.0.1:0",
             "--log-level", "info",
         ]
         var environment = ProcessInfo.processInfo.environment

@@ -45,6 +45,16 @@ enum StoreBench {
             "\(Measure.count(librarySize / notes.count)) B/note; \(Measure.decimal(Double(librarySize) / Double(htmlBytes))) × the HTML (file + WAL after a checkpoint); \(describe(try tableSizes(replica!)))",
         ])
 
+        // A backup as `notesctl backup` takes it (the daemon's part): online backup through a
+        // read connection of its own, then integrity_check of the copy.
+        let backupPath = scratch.path + "/backup.db"
+        var backupSteps = 0
+        let (_, backupTime) = try Measure.once { backupSteps = try OnlineBackup.copy(from: path, to: backupPath).steps }
+        table.add([
+            "backup of the \(Measure.count(notes.count))-note database", Measure.ms(backupTime),
+            "OnlineBackup.copy: \(backupSteps) steps of \(OnlineBackup.defaultPagesPerStep) pages in one read snapshot, then integrity_check; \(Measure.bytes(fileSize(backupPath))) copy",
+        ])
+
         // Reopening: what the daemon pays at start (quick_check, migrations, the replica id).
         replica = nil
         let reopenTimes = try Measure.repeatedly(runs: 5, warmUp: 1) { _ = try Replica(path: path) }

@@ -20,6 +20,10 @@ let benchmarks = [
     Benchmark(name: "merge", summary: "3-way merge of 500, 2,000 and 8,000-block notes (target ≤ 2 ms at 2,000)", run: MergeBench.run),
     Benchmark(name: "store", summary: "the replica in-process: import, edits, listing, reading, database size (10,000 notes)", run: StoreBench.run),
     Benchmark(name: "initial-sync", summary: "the 10,000-note initial sync of `sync` alone, 5 runs (for profiling)", run: { try SyncBench.runInitialSync() }, inEvery: false),
+    Benchmark(name: "markdown", summary: "`notesctl import` of 10,000 Markdown notes into a real notesd (target ≤ 5 s)", run: MarkdownBench.run),
+    Benchmark(name: "library", summary: "a 100,000-note library on a real notesd: notesctl import per 10,000, listing, start-up, idle RSS, initial sync to an empty device", run: LibraryBench.run, inEvery: false),
+
+    Benchmark(name: "web", summary: "the web API over HTTP with 10,000 notes: notes.list/get/search, a paired daemon's change → SSE event, idle wake-ups and RSS", run: WebBench.run),
     Benchmark(name: "sync", summary: "two real notesd daemons on loopback: initial sync, edit latency, resync bytes, idle cost, start-up, against the targets", run: SyncBench.run),
 ]
 

@@ -16,6 +16,8 @@ enum Command: Hashable, Sendable {
     /// `format` is `nil` for the default view (details, then the Markdown); with a format flag
     /// only the body is printed, exactly.
     case show(id: String, format: NoteFormat?)
+    /// `show NOTE --at REV`: the note as it was at that revision.
+    case showRevision(id: String, revision: String, format: NoteFormat?)
     case new(NewNote)
     case edit(EditNote)
     /// `tag ID` with no changes shows the tags.
@@ -25,16 +27,35 @@ enum Command: Hashable, Sendable {
     case move(id: String, folder: String)
     case trash(id: String)
     case restore(id: String)
+    /// `restore NOTE --to REV`: a new revision with that revision's content.
+    case restoreRevision(id: String, revision: String)
     case purge(id: String, confirmed: Bool)
     case folders
     case makeFolder(path: String, parents: Bool)
     case removeFolder(String, force: Bool)
     case conflicts
-    case log(id: String)
+    /// `patch`: each revision's block-level diff against its first parent.
+    case log(id: String, patch: Bool)
     case sync(wait: Bool, timeoutSeconds: Double?)
     case watch
     case export(directory: String, markdown: Bool, force: Bool)
     case importFiles(directory: String)
+    /// `backup [FILE] [--keep N]`: FILE is opened here and its descriptor passed to notesd.
+    case backup(file: String?, keep: Int?)
+
+    /// `search QUERY...`: full-text search (docs/web.md, "Search").
+    case search(NotesSearchParams)
+    case ui(UIAction)
+}
+
+/// `notesctl ui` modes.
+enum UIAction: Hashable, Sendable {
+    /// Print (and, with a display, open) a one-time sign-in link; `open: false` with `--no-open`.
+    case signIn(open: Bool)
+    /// `--sessions`: list the signed-in browsers.
+    case sessions
+    /// `--logout-all`: end every session.
+    case logoutAll
 }
 
 /// `notesctl new` options.
@@ -44,10 +65,11 @@ struct NewNote: Hashable, Sendable {
     var tags: [String] = []
     var pinned = false
     var color: String?
-    /// `--file`; `-` is stdin. `nil`: stdin when it is not a terminal, else an empty body.
+    /// `FILE` or `--file`; `-` is stdin. `nil`: stdin when it is not a terminal, else an empty body.
     var file: String?
-    /// `--text`: the input is plain text, turned into escaped paragraphs.
-    var plainText = false
+    /// `--markdown`, `--html` or `--text`; `nil`: from the file's extension, else Markdown
+    /// unless the input starts with `<` (`BodyFormat.resolve`).
+    var format: NoteFormat?
 }
 
 /// `notesctl edit` options.
@@ -56,8 +78,9 @@ struct EditNote: Hashable, Sendable {
     var title: String?
     var folder: String?
     var body: BodySource
-    /// `--text`: the input (or the editor's buffer) is plain text.
-    var plainText = false
+    /// `--markdown`, `--html` or `--text`: what the input (or the editor's buffer) is. `nil`:
+    /// the editor shows Markdown; a file or stdin is read as `new` reads it.
+    var format: NoteFormat?
 
     enum BodySource: Hashable, Sendable {
         /// `--file F` (`-` is stdin).

@@ -211,19 +211,21 @@ struct CommandArguments {
                 trashed: parsed.has("--trash") ? true : nil, conflicts: parsed.has("--conflicts") ? true : nil,
                 pinned: parsed.has("--pinned") ? true : nil, query: parsed.value("--search")))
         case "show":
-            let parsed = try read(1...1, names: ["NOTE"], options: ["--html": .flag, "--text": .flag, "--markdown": .flag])
-            let formats = Set(parsed.options.map { NoteFormat(rawValue: String($0.name.dropFirst(2)))! })
+            let parsed = try read(1...1, names: ["NOTE"], options: ["--html": .flag, "--text": .flag, "--markdown": .flag, "--at": .value])
+            let formats = Set(parsed.options.compactMap { NoteFormat(rawValue: String($0.name.dropFirst(2))) })
             guard formats.count <= 1 else { throw usage("choose one of --html, --text, --markdown") }
+            if let revision = parsed.value("--at") { return .showRevision(id: parsed.words[0], revision: revision, format: formats.first) }
             return .show(id: parsed.words[0], format: formats.first)
         case "new":
-            let parsed = try read(0...0, options: [
+            let parsed = try read(0...1, names: ["FILE"], options: [
                 "--title": .value, "--folder": .value, "--tag": .value, "--color": .value, "--file": .value,
-                "--pin": .flag, "--text": .flag,
+                "--pin": .flag, "--text": .flag, "--markdown": .flag, "--html": .flag,
             ])
+            if !parsed.words.isEmpty, parsed.value("--file") != nil { throw usage("give the file once: FILE or --file FILE") }
             return .new(NewNote(
                 title: parsed.value("--title"), folder: parsed.value("--folder"), tags: parsed.values("--tag"),
-                pinned: parsed.has("--pin"), color: parsed.value("--color"), file: parsed.value("--file"),
-                plainText: parsed.has("--text")))
+                pinned: parsed.has("--pin"), color: parsed.value("--color"), file: parsed.words.first ?? parsed.value("--file"),
+                format: try bodyFormat(parsed)))
         case "edit":
             return try parseEdit()
         case "tag":
@@ -237,7 +239,9 @@ struct CommandArguments {
         case "trash":
             return .trash(id: try read(1...1, names: ["NOTE"]).words[0])
         case "restore":
-            return .restore(id: try read(1...1, names: ["NOTE"]).words[0])
+            let parsed = try read(1...1, names: ["NOTE"], options: ["--to": .value])
+            if let revision = parsed.value("--to") { return .restoreRevision(id: parsed.words[0], revision: revision) }
+            return .restore(id: parsed.words[0])
         case "purge":
             let parsed = try read(1...1, names: ["NOTE"], options: ["--yes": .flag, "-y": .alias("--yes")])
             return .purge(id: parsed.words[0], confirmed: parsed.has("--yes"))
@@ -255,7 +259,8 @@ struct CommandArguments {
             try read(0...0)
             return .conflicts
         case "log":
-            return .log(id: try read(1...1, names: ["NOTE"]).words[0])
+            let parsed = try read(1...1, names: ["NOTE"], options: ["--patch": .flag, "-p": .alias("--patch")])
+            return .log(id: parsed.words[0], patch: parsed.has("--patch"))
         case "sync":
             return try parseSync()
         case "watch":
@@ -264,8 +269,34 @@ struct CommandArguments {
         case "export":
             let parsed = try read(1...1, names: ["DIR"], options: ["--markdown": .flag, "--force": .flag, "-f": .alias("--force")])
             return .export(directory: parsed.words[0], markdown: parsed.has("--markdown"), force: parsed.has("--force"))
+        case "backup":
+            let parsed = try read(0...1, names: ["FILE"], options: ["--keep": .value])
+            var keep: Int?
+            if let text = parsed.value("--keep") {
+                guard let number = Int(text), number >= 1 else { throw usage("--keep needs a whole number of backups, at least 1, not \"\(text)\"") }
+                guard parsed.words.isEmpty else { throw usage("--keep applies to backups in the data directory, not to FILE") }
+                keep = number
+            }
+            return .backup(file: parsed.words.first, keep: keep)
         case "import":
             return .importFiles(directory: try read(1...1, names: ["DIR"]).words[0])
+        case "search":
+            let parsed = try read(1...1000, names: ["QUERY"], options: ["--folder": .value, "--tag": .value, "--limit": .value])
+            var limit: Int?
+            if let text = parsed.value("--limit") {
+                guard let number = Int(text), (1...500).contains(number) else { throw usage("--limit needs a number from 1 to 500, not \"\(text)\"") }
+                limit = number
+            }
+            return .search(NotesSearchParams(
+                query: parsed.words.joined(separator: " "), limit: limit, folder: parsed.value("--folder"), tag: parsed.value("--tag")))
+        case "ui":
+            let parsed = try read(0...0, options: ["--sessions": .flag, "--logout-all": .flag, "--no-open": .flag])
+            let modes = ["--sessions", "--logout-all"].filter(parsed.has)
+            guard modes.count <= 1 else { throw usage("choose one of --sessions, --logout-all") }
+            if !modes.isEmpty && parsed.has("--no-open") { throw usage("--no-open applies only to signing in") }
+            if parsed.has("--sessions") { return .ui(.sessions) }
+            if parsed.has("--logout-all") { return .ui(.logoutAll) }
+            return .ui(.signIn(open: !parsed.has("--no-open")))
         default:
             throw UsageError(message: "unknown command \"\(name)\"", command: nil)
         }
@@ -277,15 +308,23 @@ struct CommandArguments {
 
     private mutating func parseEdit() throws(UsageError) -> Command {
         let parsed = try read(1...1, names: ["NOTE"], options: [
-            "--title": .value, "--folder": .value, "--file": .value, "--text": .flag,
+            "--title": .value, "--folder": .value, "--file": .value, "--text": .flag, "--markdown": .flag, "--html": .flag,
         ])
         let title = parsed.value("--title"), folder = parsed.value("--folder")
         let body: EditNote.BodySource =
             if let file = parsed.value("--file") { .file(file) } else if title != nil || folder != nil { .unchanged } else { .stdinOrEditor }
-        if body == .unchanged && parsed.has("--text") {
-            throw usage("--text applies to a body: give --file, or leave out --title and --folder")
+        let format = try bodyFormat(parsed)
+        if body == .unchanged, let format {
+            throw usage("--\(format.rawValue) applies to a body: give --file, or leave out --title and --folder")
         }
-        return .edit(EditNote(id: parsed.words[0], title: title, folder: folder, body: body, plainText: parsed.has("--text")))
+        return .edit(EditNote(id: parsed.words[0], title: title, folder: folder, body: body, format: format))
+    }
+
+    /// At most one of `--markdown`, `--html`, `--text`.
+    private func bodyFormat(_ parsed: ParsedArguments) throws(UsageError) -> NoteFormat? {
+        let formats = NoteFormat.allCases.filter { parsed.has("--" + $0.rawValue) }
+        guard formats.count <= 1 else { throw usage("choose one of --markdown, --html, --text") }
+        return formats.first
     }
 
     /// `tag NOTE [+TAG|-TAG|TAG]...`: here `-TAG` is a tag to remove, not an option.

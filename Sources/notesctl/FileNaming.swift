@@ -105,13 +105,19 @@ enum ExportPlan {
 enum ImportPlan {
     enum Kind: Hashable, Sendable {
         case html
-        /// Plain text; `markdown` files may carry a `# Title` first line.
-        case text(markdown: Bool)
+        case text
+        /// Markdown, converted by the daemon; may carry front matter and a `# Title` first line.
+        case markdown
+        /// An Evernote export: many notes, in a folder named after the file (its notebook).
+        case enex
     }
 
     struct Note: Hashable, Sendable {
         let title: String
-        let html: String
+        /// The body for `html`/`text` files.
+        var html: String?
+        /// The body for Markdown files (front matter already taken off).
+        var markdown: String?
         /// The folder path (`A/B`) from the file's directories; `nil` at the top.
         let folder: String?
     }
@@ -121,8 +127,9 @@ enum ImportPlan {
         guard !name.hasPrefix("."), let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
         switch name[name.index(after: dot)...].lowercased() {
         case "html", "htm": return .html
-        case "md", "markdown": return .text(markdown: true)
-        case "txt": return .text(markdown: false)
+        case "md", "markdown": return .markdown
+        case "txt": return .text
+        case "enex": return .enex
         default: return nil
         }
     }
@@ -137,10 +144,53 @@ enum ImportPlan {
         switch kind {
         case .html:
             return Note(title: NoteText.title(fromHTML: contents) ?? fallback, html: NoteText.bodyFragment(ofHTML: contents), folder: folder)
-        case .text(let markdown):
-            let (title, body) = markdown ? NoteText.splitMarkdownTitle(contents) : (nil, contents)
-            return Note(title: title ?? fallback, html: NoteText.paragraphs(fromPlainText: body), folder: folder)
+        case .text:
+            return Note(title: fallback, html: NoteText.paragraphs(fromPlainText: contents), folder: folder)
+        case .markdown:
+            let (title, body) = NoteText.splitMarkdownTitle(contents)
+            return Note(title: title ?? fallback, markdown: title == nil ? contents : body, folder: folder)
+        case .enex:
+            // The notebook's folder; the notes themselves come from `Enex.notes`.
+            return Note(title: fallback, folder: (folders + [fallback]).joined(separator: "/"))
         }
+    }
+
+    /// Local files a Markdown text links or embeds (`[x](a.pdf)`, `![x](img/a.png)`,
+    /// Obsidian's `![[a.png]]`), as written; web links, anchors and `[[wiki links]]` aside.
+    /// A plain scan: it runs on every imported file.
+    static func referencedFiles(in markdown: String) -> [String] {
+        var found: [String] = []
+        let characters = Array(markdown.unicodeScalars)
+        var index = 0
+        while index < characters.count {
+            if characters[index] == "!", index + 2 < characters.count, characters[index + 1] == "[", characters[index + 2] == "[" {
+                var end = index + 3
+                while end < characters.count, !"]|#\n".unicodeScalars.contains(characters[end]) { end += 1 }
+                let name = String(String.UnicodeScalarView(characters[(index + 3)..<end])).trimmingCharacters(in: .whitespaces)
+                if !name.isEmpty { found.append(name) }
+                index = end
+                continue
+            }
+            if characters[index] == "]", index + 1 < characters.count, characters[index + 1] == "(" {
+                var start = index + 2
+                while start < characters.count, characters[start] == " " { start += 1 }
+                var end = start
+                let angled = start < characters.count && characters[start] == "<"
+                if angled {
+                    start += 1
+                    end = start
+                    while end < characters.count, characters[end] != ">", characters[end] != "\n" { end += 1 }
+                } else {
+                    while end < characters.count, !")\n\t ".unicodeScalars.contains(characters[end]) { end += 1 }
+                }
+                let target = String(String.UnicodeScalarView(characters[start..<end]))
+                if !target.isEmpty, !target.hasPrefix("#"), !target.contains(":") { found.append(target) }
+                index = end
+                continue
+            }
+            index += 1
+        }
+        return found
     }
 }
 

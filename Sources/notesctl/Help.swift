@@ -54,41 +54,51 @@ struct CommandSpec: Sendable {
               --search TEXT     notes whose title or text contains TEXT (any case)
             """),
         CommandSpec(
-            name: "show", usage: "show NOTE [--html|--text|--markdown]",
+            name: "show", usage: "show NOTE [--at REV] [--html|--text|--markdown]",
             summary: "Print a note.",
             details: """
             Prints the note's details and its body as Markdown. With a format flag, prints
             only the body in that format, exactly (for scripts and redirection).
               --html --text --markdown   the body format
+              --at REV                   the note as it was at revision REV (an id or a unique
+                                         prefix, as `notesctl log` prints them)
             """),
         CommandSpec(
-            name: "new", usage: "new [--title TITLE] [--folder FOLDER] [--tag TAG]... [--pin] [--color COLOR] [--file FILE] [--text]",
+            name: "new", usage: "new [FILE] [--title TITLE] [--folder FOLDER] [--tag TAG]... [--pin] [--color COLOR] [--file FILE] [--markdown|--html|--text]",
             summary: "Create a note from a file or stdin.",
             details: """
-            Creates a note. The body is read from --file, else from stdin when stdin is not a
-            terminal; it is HTML unless --text is given.
-              --title TITLE     the title (default: the HTML <title> or first heading, or the
-                                first line of text)
+            Creates a note. The body is read from FILE (or --file FILE; - is stdin), else from
+            stdin when stdin is not a terminal. Its format comes from the flag, else from the
+            file's extension (.md/.markdown Markdown, .html/.htm HTML, .txt text), else it is
+            HTML when it starts with < and Markdown otherwise.
+              --title TITLE     the title (default: a first line "# Title" of Markdown, the
+                                HTML <title> or first heading, or the first line of text)
               --folder FOLDER   the folder (path, id or id prefix; default: Uncategorized)
               --tag TAG         add a tag (repeat for more)
               --pin             pin the note
               --color COLOR     the note colour
               --file FILE       read the body from FILE (- is stdin)
+              --markdown        the body is Markdown (CommonMark with GitHub's tables, task
+                                lists, strikethrough and autolinks)
+              --html            the body is HTML
               --text            the body is plain text: each paragraph (lines separated by a
                                 blank line) becomes an HTML paragraph
             """),
         CommandSpec(
-            name: "edit", usage: "edit NOTE [--title TITLE] [--folder FOLDER] [--file FILE] [--text]",
+            name: "edit", usage: "edit NOTE [--title TITLE] [--folder FOLDER] [--file FILE] [--markdown|--html|--text]",
             summary: "Change a note's body, title or folder; opens $EDITOR on a terminal.",
             details: """
             With --file, the body is read from FILE (- is stdin). With only --title or --folder,
             the body is left alone. With no flags, the body is read from stdin when stdin is not
-            a terminal; on a terminal, $VISUAL or $EDITOR (else vi) opens on the note's HTML
-            and the note is saved if the file changed. Changes synced in while the editor is
-            open are merged, not overwritten.
+            a terminal (its format found as `new` finds it); on a terminal, $VISUAL or $EDITOR
+            (else vi) opens on the note as Markdown and the note is saved if the file changed:
+            only the blocks you changed are converted, every other block keeps its formatting
+            exactly. Changes synced in while the editor is open are merged, not overwritten.
               --title TITLE     the new title
               --folder FOLDER   move to FOLDER (/ is Uncategorized)
               --file FILE       read the new body from FILE (- is stdin)
+              --markdown        Markdown in (the editor's default)
+              --html            the raw HTML body in and out
               --text            plain text in and out (the editor shows the note's text)
             """),
         CommandSpec(
@@ -108,14 +118,22 @@ struct CommandSpec: Sendable {
             summary: "Move a note to the Trash.",
             details: "Moves the note to the Trash; `notesctl restore NOTE` takes it back out."),
         CommandSpec(
-            name: "restore", usage: "restore NOTE",
-            summary: "Take a note out of the Trash.",
-            details: "Puts the note back in the folder it was in."),
+            name: "restore", usage: "restore NOTE [--to REV]",
+            summary: "Take a note out of the Trash, or bring back an old revision.",
+            details: """
+            Puts the note back in the folder it was in.
+              --to REV   instead, write a new revision whose title, body, folder, tags, pin and
+                         colour are those of revision REV (an id or a unique prefix, as
+                         `notesctl log` prints them); the history keeps everything in between
+                         and shows "restored from REV". Changes made elsewhere meanwhile merge.
+            """),
         CommandSpec(
             name: "purge", usage: "purge NOTE [--yes]",
             summary: "Delete a note permanently, on every device.",
             details: """
             Deletes the note for good on every device. Asks for confirmation on a terminal.
+            The delete covers what you were shown: if the note is changed on another device
+            before it lands, the note is kept and you are told who changed it.
               --yes   do not ask (required when stdin is not a terminal)
             """),
         CommandSpec(
@@ -142,9 +160,23 @@ struct CommandSpec: Sendable {
             summary: "List conflict copies (other versions kept by a merge).",
             details: "Lists conflict copies with the note each is the other version of. Keep what you need, then `notesctl trash` the copy."),
         CommandSpec(
-            name: "log", usage: "log NOTE",
+            name: "log", usage: "log NOTE [-p|--patch]",
             summary: "Show a note's revision history.",
-            details: "Lists the note's revisions, newest first: when, which device, what changed."),
+            details: """
+            Lists the note's revisions, newest first: when, which device, what changed.
+              -p, --patch   also each revision's blocks added (+) and removed (-) against its
+                            first parent
+            """),
+        CommandSpec(
+            name: "backup", usage: "backup [FILE] [--keep N]",
+            summary: "Save a consistent copy of the whole library.",
+            details: """
+            Copies the database while notesd keeps running and syncing, and checks the copy
+            with integrity_check. FILE is created (mode 0600; never over an existing file);
+            without FILE the copy goes to backups/ in notesd's data directory.
+              --keep N   without FILE: keep only the newest N backups there
+            Restore a copy with notesd stopped: notesd --restore-backup FILE
+            """),
         CommandSpec(
             name: "sync", usage: "sync [--wait] [--timeout SECONDS]",
             summary: "Sync with every peer now; --wait until caught up.",
@@ -163,22 +195,50 @@ struct CommandSpec: Sendable {
             details: """
             Writes one file per note, named after its title, with folders as subdirectories.
             An existing file with the same content is left alone; a different one is an error.
-              --markdown   write .md files instead of .html
+              --markdown   write .md files (front matter with the title, tags, times, pin,
+                           colour, folder and id, then the Markdown) instead of .html
               --force      overwrite existing files that differ
             """),
         CommandSpec(
             name: "import", usage: "import DIR",
-            summary: "Create notes from the .html, .htm, .md and .txt files under DIR.",
+            summary: "Create notes from the .md, .markdown, .html, .htm, .txt and .enex files under DIR.",
             details: """
-            Reads DIR recursively (hidden files skipped). HTML files keep their markup; .md and
-            .txt files are imported as plain text. The title is the HTML <title>, else the first
-            heading (a first line `# Title` in .md), else the file name. Subdirectories become
-            folders, created when missing. Importing twice creates the notes twice.
+            Reads DIR recursively (hidden files skipped); subdirectories become folders, created
+            when missing. Markdown keeps its structure (headings, lists, checklists, code,
+            quotes, tables); its front matter gives the title, tags, times, pin, colour and
+            folder. HTML keeps its markup; .txt is plain text. The title is the front matter's
+            or HTML <title>, else the first heading (a first line `# Title` in Markdown), else
+            the file name. An Evernote .enex becomes a folder named after the file. Files that
+            cannot be imported (binary, not UTF-8, over 8 MB, malformed front matter or .enex)
+            are named with the reason and the rest imported; the exit status is then 1.
+            Importing twice creates the notes twice.
             """),
         CommandSpec(
             name: "help", usage: "help [COMMAND]",
             summary: "Show the commands, or one command's usage.",
             details: "With COMMAND, shows its usage and options."),
+        CommandSpec(
+            name: "search", usage: "search QUERY... [--folder FOLDER] [--tag TAG] [--limit N]",
+            summary: "Find notes by the words in their title or body, best match first.",
+            details: """
+            Every word must match, each also as the start of a longer word (quin finds
+            quinces); case and accents are ignored. Notes in the Trash are not searched.
+            Prints each hit with the words around the match.
+              --folder FOLDER   only notes directly in FOLDER (/ is Uncategorized)
+              --tag TAG         only notes tagged TAG
+              --limit N         at most N hits (1-500, default 50)
+            """),
+        CommandSpec(
+            name: "ui", usage: "ui [--no-open | --sessions | --logout-all]",
+            summary: "Open the web app: print a one-time sign-in link (valid 2 minutes).",
+            details: """
+            Asks notesd for a one-time sign-in link, prints it, and opens it with xdg-open
+            when a display is available ($DISPLAY or $WAYLAND_DISPLAY). The link works once;
+            the browser then stays signed in until it is unused for 30 days.
+              --no-open      only print the link
+              --sessions     list the signed-in browsers
+              --logout-all   sign every browser out
+            """),
     ]
 
     /// `notesctl help`: the usage, every command with its summary, and the global options.

@@ -97,12 +97,22 @@ struct Render {
             ("conflicts", "\(counters.conflictCopiesCreated) conflict copies created"),
             ("failures", "\(counters.failedConnections) failed connections"),
             ("sync lag", lagText),
+            ("web", Self.web(status.web)),
         ]
         let width = details.map(\.0.count).max() ?? 0
         lines += details.map { $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }
         lines.append("")
         lines.append(status.peers.isEmpty ? "No peers yet: run `notesctl invite` here and `notesctl join` on another device." : peers(status.peers))
         return lines.joined(separator: "\n")
+    }
+
+    /// The web server line of `status`: where, and whether the port had to change.
+    static func web(_ web: WebStatus?) -> String {
+        guard let web, let listen = web.listen else { return "off (notesd runs with --no-web)" }
+        var text = "http://\(listen)/"
+        if web.fellBack { text += " (\(web.requested) was in use)" }
+        text += ", \(web.sessions) session\(web.sessions == 1 ? "" : "s"), run `notesctl ui` to open"
+        return text
     }
 
     func peers(_ peers: [PeerStatus]) -> String {
@@ -156,6 +166,28 @@ struct Render {
     }
 
     /// `ls`: pinned notes marked with `*`.
+    /// `search`: each hit, its snippet with the matched words in bold on a terminal, else
+    /// between `[` `]`.
+    func searchHits(_ hits: [SearchHit], bold: Bool = isatty(STDOUT_FILENO) == 1) -> String {
+        guard !hits.isEmpty else { return "No notes match." }
+        return hits.map { hit in
+            let snippet = hit.snippet.replacingOccurrences(of: "\u{2}", with: bold ? "\u{1B}[1m" : "[")
+                .replacingOccurrences(of: "\u{3}", with: bold ? "\u{1B}[0m" : "]")
+                .replacingOccurrences(of: "\n", with: " ")
+            let title = hit.note.title.isEmpty ? "(untitled)" : Self.truncate(hit.note.title, to: 60)
+            return "\(hit.note.short)  \(title)\n    \(snippet)"
+        }.joined(separator: "\n")
+    }
+
+    /// `ui --sessions`.
+    func webSessions(_ sessions: [WebSessionInfo]) -> String {
+        guard !sessions.isEmpty else { return "No browser is signed in; run `notesctl ui` to sign one in." }
+        return TextTable(
+            header: ["SESSION", "SIGNED IN", "LAST USED", "EXPIRES"],
+            rows: sessions.map { [$0.id, time.relative($0.created), time.relative($0.lastUsed), time.relative($0.expires)] }
+        ).render()
+    }
+
     func notes(_ notes: [NoteSummary]) -> String {
         guard !notes.isEmpty else { return "No notes." }
         return TextTable(
@@ -192,11 +224,14 @@ struct Render {
     }
 
     /// `show` without a format flag: details, a blank line, the text.
-    func document(_ document: NoteDocument) -> String {
+    func document(_ document: NoteDocument, atRevision revision: String? = nil) -> String {
         let note = document.summary
         var fields: [(String, String)] = [
             ("title", note.title),
             ("id", note.id),
+        ]
+        if let revision { fields.append(("revision", "\(revision) (`notesctl restore \(note.short) --to \(revision.prefix(12))` brings this version back)")) }
+        fields += [
             ("folder", note.folderPath.isEmpty ? "Uncategorized" : note.folderPath),
         ]
         if !note.tags.isEmpty { fields.append(("tags", note.tags.joined(separator: ", "))) }
@@ -218,10 +253,53 @@ struct Render {
             rows: entries.map { entry in
                 [
                     time.local(entry.time), entry.deviceName ?? entry.deviceShort ?? "unknown", String(entry.revision.prefix(12)),
-                    entry.changes.map(\.rawValue).joined(separator: ","), Self.truncate(entry.title, to: 40),
+                    Self.changeSummary(entry), entry.erased ? "(erased by a permanent delete)" : Self.truncate(entry.title, to: 40),
                 ]
             }
         ).render()
+    }
+
+    /// The CHANGES column: what changed, and where a restore brought the content from.
+    static func changeSummary(_ entry: HistoryEntry) -> String {
+        let changes = entry.changes.map(\.rawValue).joined(separator: ",")
+        guard let source = entry.restoredFrom else { return changes }
+        return "restored from \(source.prefix(12))"
+    }
+
+    /// `log --patch`: each revision, then its blocks added (`+`) and removed (`-`), one line
+    /// per line of block text.
+    func historyWithPatches(_ entries: [HistoryEntry]) -> String {
+        guard !entries.isEmpty else { return "No history." }
+        return entries.map { entry in
+            var lines = [
+                "revision \(entry.revision)",
+                "Date:   \(time.local(entry.time))  on \(entry.deviceName ?? entry.deviceShort ?? "an unknown device")",
+                "Change: \(Self.changeSummary(entry))" + (entry.title.isEmpty ? "" : "  \"\(entry.title)\""),
+            ]
+            if entry.erased {
+                lines.append("  (content erased by a permanent delete)")
+            } else {
+                for change in entry.patch ?? [] {
+                    let text = change.text.isEmpty ? change.html : change.text
+                    lines += text.split(separator: "\n", omittingEmptySubsequences: false).map { "\(change.op.rawValue) \($0)" }
+                }
+            }
+            return lines.joined(separator: "\n")
+        }.joined(separator: "\n\n")
+    }
+
+    func backup(_ result: BackupResult, file: String?) -> String {
+        let size = ByteCountFormatter.string(fromByteCount: result.bytes, countStyle: .file)
+        var text = "Backed up to \(file ?? result.path ?? "?") (\(size), household \(result.household.prefix(8)), checked with integrity_check)."
+        if !result.removed.isEmpty { text += "\nRemoved \(result.removed.count) older backup\(result.removed.count == 1 ? "" : "s")." }
+        return text + "\nRestore it with notesd stopped: notesd --restore-backup \(file ?? result.path ?? "FILE")"
+    }
+
+    /// A purge the daemon refused because the note changed after it was read.
+    func keptPurge(_ result: PurgeResult, note: NoteSummary) -> String {
+        let devices = Array(Set(result.unseen.map { $0.deviceName ?? $0.deviceShort ?? "another device" })).sorted()
+        let names = devices.isEmpty ? "another device" : devices.joined(separator: ", ")
+        return "Kept \(note.short) \"\(note.title)\": it was changed on \(names) after you opened it. Nothing was deleted; look at `notesctl show \(note.short)` and purge again if you still want it gone."
     }
 
     func folders(_ folders: [FolderInfo]) -> String {

@@ -40,19 +40,40 @@ import Testing
         try record(ControlMethods.Connect.self, ConnectParams(address: "[fe80::1%eth0]:7654"), Samples.peer)
         try record(ControlMethods.NotesList.self, NotesListParams(folder: "/", tag: "x", trashed: true, conflicts: false, pinned: true, query: "ü"), [Samples.note, Samples.plainNote])
         try record(ControlMethods.NotesList.self, NotesListParams(), [])
+        try record(
+            ControlMethods.NotesList.self,
+            NotesListParams(limit: 100, after: NotesListAfter(pinned: true, modified: Timestamp(rawValue: 1_700_000_000_123), id: Samples.note.id)), [Samples.note])
         try record(ControlMethods.NotesGet.self, NoteGetParams(id: "0190", format: .markdown), Samples.document)
         try record(ControlMethods.NotesCreate.self, NoteCreateParams(title: "T", html: "<p>x</p>", folder: "Work", tags: ["a"], pinned: true, color: "red"), Samples.note)
         try record(ControlMethods.NotesUpdate.self, NoteUpdateParams(id: "0190", baseHeads: ["ab"], title: "T", html: "<p/>", folder: .clear, pinned: false, color: .set("blue"), addTags: ["a"], removeTags: ["b"]), Samples.note)
         try record(ControlMethods.NotesTrash.self, NoteReference(id: "0190"), Samples.plainNote)
         try record(ControlMethods.NotesRestore.self, NoteReference(id: "0190"), Samples.note)
-        try record(ControlMethods.NotesPurge.self, NoteReference(id: "0190"), PurgeResult(id: Samples.note.id))
-        try record(ControlMethods.NotesHistory.self, NoteReference(id: "0190"), [Samples.history, HistoryEntry(revision: "r", parents: [], hlc: "0.0", time: Timestamp(rawValue: 0), device: nil, deviceShort: nil, deviceName: nil, title: "", changes: [.deleted])])
+        try record(ControlMethods.NotesPurge.self, NotePurgeParams(id: "0190"), PurgeResult(id: Samples.note.id))
+        try record(ControlMethods.NotesPurge.self, NotePurgeParams(id: "0190", baseHeads: ["ab"]), PurgeResult(id: Samples.note.id, purged: false, unseen: [Samples.history]))
+        try record(ControlMethods.NotesHistory.self, NoteHistoryParams(id: "0190"), [Samples.history, HistoryEntry(revision: "r", parents: [], hlc: "0.0", time: Timestamp(rawValue: 0), device: nil, deviceShort: nil, deviceName: nil, title: "", changes: [.deleted])])
+        try record(ControlMethods.NotesHistory.self, NoteHistoryParams(id: "0190", patch: true), [HistoryEntry(revision: "r", parents: ["q"], hlc: "0.0", time: Timestamp(rawValue: 0), device: nil, deviceShort: nil, deviceName: nil, title: "T", changes: [.body], restoredFrom: "p", patch: [BlockChange(op: .added, html: "<p>a</p>", text: "a"), BlockChange(op: .removed, html: "<p>b</p>", text: "b")])])
+        try record(ControlMethods.NotesGetRevision.self, NoteRevisionParams(id: "0190", revision: "cdcd", format: .text), Samples.document)
+        try record(ControlMethods.Backup.self, BackupParams(toDescriptor: true), BackupResult(path: nil, bytes: 4096, household: "hh", replica: "rr", offered: 3, sequence: 5, removed: []))
+        try record(ControlMethods.Backup.self, BackupParams(keep: 7), BackupResult(path: "/d/backups/notes-x.db", bytes: 4096, household: "hh", replica: "rr", offered: 3, sequence: 5, removed: ["/d/backups/notes-w.db"]))
+        try record(ControlMethods.NotesRestoreRevision.self, RestoreRevisionParams(id: "0190", revision: "cdcd"), RestoreRevisionResult(note: Samples.note, restoredFrom: String(repeating: "cd", count: 32), changed: true))
         try record(ControlMethods.FoldersList.self, EmptyParams(), [Samples.folder, FolderInfo(id: "f", short: "f", name: "Top", parent: nil, path: "Top", noteCount: 0)])
         try record(ControlMethods.FoldersCreate.self, FolderCreateParams(name: "Projects", parent: "Work"), Samples.folder)
         try record(ControlMethods.FoldersRename.self, FolderRenameParams(folder: "Work/Projects", name: "Old"), Samples.folder)
         try record(ControlMethods.FoldersMove.self, FolderMoveParams(folder: "0190a1b2", parent: nil), Samples.folder)
         try record(ControlMethods.FoldersDelete.self, FolderDeleteParams(folder: "Work", force: true), FolderDeleteResult(id: "f", path: "Work", notes: 2, folders: 1))
         try record(ControlMethods.Sync.self, SyncParams(wait: true, timeoutMs: 5000), SyncResult(caughtUp: false, peers: [Samples.peer]))
+        try record(ControlMethods.NotesCreate.self, NoteCreateParams(
+            title: "M", body: "- [x] a\n", format: .markdown, created: Timestamp(rawValue: 1), modified: Timestamp(rawValue: 2)), Samples.note)
+        try record(ControlMethods.NotesUpdate.self, NoteUpdateParams(id: "0190", baseHeads: ["ab"], body: "*b*\n", format: .markdown), Samples.note)
+        try record(ControlMethods.MarkdownParse.self, MarkdownParseParams(text: "---\ntitle: T\n---\nx\n"), MarkdownParseResult(
+            title: "T", tags: ["a"], created: Timestamp(rawValue: 1), modified: Timestamp(rawValue: 2), pinned: true, color: "red",
+            folder: "A/B", id: "0190", unknownKeys: ["k"], hasFrontMatter: true, body: "x\n"))
+        try record(ControlMethods.MarkdownParse.self, MarkdownParseParams(text: "x"), MarkdownParseResult(hasFrontMatter: false, body: "x"))
+        try record(ControlMethods.MarkdownParseMany.self, MarkdownParseManyParams(texts: ["x", "---\n[\n---\n"]), [
+            MarkdownParseOutcome(result: MarkdownParseResult(hasFrontMatter: false, body: "x")),
+            MarkdownParseOutcome(error: RPCError(code: .invalidParams, message: "front matter line 1: …"))])
+        try record(ControlMethods.NotesCreateMany.self, NotesCreateManyParams(notes: [NoteCreateParams(title: "T", html: "<p>x</p>")]), [
+            NoteCreateOutcome(note: Samples.note), NoteCreateOutcome(error: RPCError(code: .notFound, message: "no folder"))])
         try record(ControlMethods.Watch.self, EmptyParams(), WatchResult(events: ControlEvent.knownTypes))
         #expect(Set(covered) == Set(ControlMethods.names))
         #expect(ControlMethods.names.count == Set(ControlMethods.names).count, "names are unique")

@@ -84,11 +84,16 @@ import Testing
     @Test func importKindsByExtension() {
         #expect(ImportPlan.kind(ofFileNamed: "a.html") == .html)
         #expect(ImportPlan.kind(ofFileNamed: "a.HTM") == .html)
-        #expect(ImportPlan.kind(ofFileNamed: "a.md") == .text(markdown: true))
-        #expect(ImportPlan.kind(ofFileNamed: "a.txt") == .text(markdown: false))
+        #expect(ImportPlan.kind(ofFileNamed: "a.md") == .markdown)
+        #expect(ImportPlan.kind(ofFileNamed: "a.txt") == .text)
         #expect(ImportPlan.kind(ofFileNamed: "a.pdf") == nil)
         #expect(ImportPlan.kind(ofFileNamed: ".hidden.html") == nil)
         #expect(ImportPlan.kind(ofFileNamed: "html") == nil)
+    }
+
+    @Test func referencedFilesAreTheLocalLinksAndEmbeds() {
+        let text = "![a](img/a.png) [doc](<My Doc.pdf>) [web](https://x.org/a.png) [top](#top) ![[b.png|200]] [[Wiki]] [m](mailto:x@y)"
+        #expect(ImportPlan.referencedFiles(in: text) == ["img/a.png", "My Doc.pdf", "b.png"])
     }
 
     @Test func importTitlesAndFolders() {
@@ -98,11 +103,12 @@ import Testing
         #expect(heading == ImportPlan.Note(title: "Hello you", html: "<H2 class=x>Hello <b>you</b></H2><p>y</p>", folder: nil))
         let bare = ImportPlan.note(relativePath: ["my  note.html"], contents: "<p>no title</p>", kind: .html)
         #expect(bare.title == "my note")
-        let markdown = ImportPlan.note(relativePath: ["d", "a.md"], contents: "\n# Shopping\n\nmilk <2>\n", kind: .text(markdown: true))
-        #expect(markdown == ImportPlan.Note(title: "Shopping", html: "<p>milk &lt;2&gt;</p>", folder: "d"))
-        let text = ImportPlan.note(relativePath: ["todo.txt"], contents: "# not a title here\nline", kind: .text(markdown: false))
+        let markdown = ImportPlan.note(relativePath: ["d", "a.md"], contents: "\n# Shopping\n\nmilk <2>\n", kind: .markdown)
+        #expect(markdown == ImportPlan.Note(title: "Shopping", markdown: "\nmilk <2>\n", folder: "d"))
+        #expect(ImportPlan.note(relativePath: ["b.md"], contents: "- a\n", kind: .markdown) == ImportPlan.Note(title: "b", markdown: "- a\n", folder: nil))
+        let text = ImportPlan.note(relativePath: ["todo.txt"], contents: "# not a title here\nline", kind: .text)
         #expect(text == ImportPlan.Note(title: "todo", html: "<p># not a title here<br>line</p>", folder: nil))
-        #expect(ImportPlan.note(relativePath: [".txt"], contents: "", kind: .text(markdown: false)).title == "Untitled")
+        #expect(ImportPlan.note(relativePath: [".txt"], contents: "", kind: .text).title == "Untitled")
     }
 }
 

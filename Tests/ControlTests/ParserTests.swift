@@ -41,12 +41,16 @@ import Testing
         #expect(command("show 0190 --text --text") == .show(id: "0190", format: .text))
         #expect(command("new") == .new(NewNote()))
         #expect(command("new --title T --folder F --tag a --tag b --pin --color red --file x.html --text")
-            == .new(NewNote(title: "T", folder: "F", tags: ["a", "b"], pinned: true, color: "red", file: "x.html", plainText: true)))
+            == .new(NewNote(title: "T", folder: "F", tags: ["a", "b"], pinned: true, color: "red", file: "x.html", format: .text)))
         #expect(command("edit 0190") == .edit(EditNote(id: "0190", body: .stdinOrEditor)))
         #expect(command("edit 0190 --title T") == .edit(EditNote(id: "0190", title: "T", body: .unchanged)))
         #expect(command("edit 0190 --folder /") == .edit(EditNote(id: "0190", folder: "/", body: .unchanged)))
-        #expect(command("edit 0190 --file - --text --title T") == .edit(EditNote(id: "0190", title: "T", body: .file("-"), plainText: true)))
-        #expect(command("edit 0190 --text") == .edit(EditNote(id: "0190", body: .stdinOrEditor, plainText: true)))
+        #expect(command("edit 0190 --file - --text --title T") == .edit(EditNote(id: "0190", title: "T", body: .file("-"), format: .text)))
+        #expect(command("edit 0190 --text") == .edit(EditNote(id: "0190", body: .stdinOrEditor, format: .text)))
+        #expect(command("edit 0190 --html") == .edit(EditNote(id: "0190", body: .stdinOrEditor, format: .html)))
+        #expect(command("new notes.md") == .new(NewNote(file: "notes.md")))
+        #expect(command("new notes.txt --markdown --pin") == .new(NewNote(pinned: true, file: "notes.txt", format: .markdown)))
+        #expect(command("new - --html") == .new(NewNote(file: "-", format: .html)))
         #expect(command("tag 0190") == .tag(id: "0190", add: [], remove: []))
         #expect(command("tag 0190 +a b -c") == .tag(id: "0190", add: ["a", "b"], remove: ["c"]))
         #expect(command("pin 0190") == .pin(id: "0190", pinned: true))
@@ -55,6 +59,12 @@ import Testing
         #expect(command("mv 0190 /") == .move(id: "0190", folder: "/"))
         #expect(command("trash 0190") == .trash(id: "0190"))
         #expect(command("restore 0190") == .restore(id: "0190"))
+        #expect(command("restore 0190 --to abcd12") == .restoreRevision(id: "0190", revision: "abcd12"))
+        #expect(command("show 0190 --at abcd12 --text") == .showRevision(id: "0190", revision: "abcd12", format: .text))
+        #expect(command("log 0190 --patch") == .log(id: "0190", patch: true))
+        #expect(command("backup") == .backup(file: nil, keep: nil))
+        #expect(command("backup --keep 7") == .backup(file: nil, keep: 7))
+        #expect(command("backup copy.db") == .backup(file: "copy.db", keep: nil))
         #expect(command("purge 0190") == .purge(id: "0190", confirmed: false))
         #expect(command("purge 0190 --yes") == .purge(id: "0190", confirmed: true))
         #expect(command("purge -y 0190") == .purge(id: "0190", confirmed: true))
@@ -64,7 +74,7 @@ import Testing
         #expect(command("rmdir Work") == .removeFolder("Work", force: false))
         #expect(command("rmdir Work --force") == .removeFolder("Work", force: true))
         #expect(command("conflicts") == .conflicts)
-        #expect(command("log 0190") == .log(id: "0190"))
+        #expect(command("log 0190") == .log(id: "0190", patch: false))
         #expect(command("sync") == .sync(wait: false, timeoutSeconds: nil))
         #expect(command("sync --wait") == .sync(wait: true, timeoutSeconds: nil))
         #expect(command("sync --wait --timeout 2.5") == .sync(wait: true, timeoutSeconds: 2.5))
@@ -139,6 +149,10 @@ import Testing
             ("sync --wait --timeout nan", "sync", "number of seconds"),
             ("mkdir /", "mkdir", "at least one folder name"),
             ("edit 0190 --title T --text", "edit", "--text applies to a body"),
+            ("edit 0190 --title T --html", "edit", "--html applies to a body"),
+            ("new a.md --file b.md", "new", "give the file once"),
+            ("new a.md b.md", "new", "unexpected argument"),
+            ("new --markdown --html", "new", "choose one of --markdown, --html, --text"),
             ("help frob", "help", "unknown command"),
             ("export", "export", "missing DIR"),
             ("import a b", "import", "unexpected argument"),
@@ -179,7 +193,8 @@ import Testing
         "tag": ["tag", "n"], "pin": ["pin", "n"], "mv": ["mv", "n", "f"], "trash": ["trash", "n"],
         "restore": ["restore", "n"], "purge": ["purge", "n"], "folders": ["folders"], "mkdir": ["mkdir", "a"],
         "rmdir": ["rmdir", "a"], "conflicts": ["conflicts"], "log": ["log", "n"], "sync": ["sync"],
-        "watch": ["watch"], "export": ["export", "d"], "import": ["import", "d"], "help": ["help"],
+        "watch": ["watch"], "export": ["export", "d"], "import": ["import", "d"], "help": ["help"], "backup": ["backup"],
+        "search": ["search", "quin"], "ui": ["ui"],
     ]
 
     @Test func everyCommandHasHelpAndEveryHelpEntryIsACommand() throws {
@@ -203,11 +218,11 @@ import Testing
             for option in options {
                 var arguments = try #require(Self.samples[spec.name])
                 arguments.append(String(option))
-                if ["--address", "--folder", "--tag", "--search", "--title", "--color", "--file", "--timeout"].contains(String(option)) {
+                if ["--address", "--folder", "--tag", "--search", "--title", "--color", "--file", "--timeout", "--at", "--to", "--keep", "--limit"].contains(String(option)) {
                     arguments.append(option == "--address" ? "h:1" : "1")
                 }
                 if option == "--timeout" { arguments.append("--wait") }
-                if spec.name == "edit", option == "--text" { arguments.removeAll { $0 == "--title" } }
+                if spec.name == "edit", ["--text", "--html", "--markdown"].contains(String(option)) { arguments.removeAll { $0 == "--title" } }
                 let result = CommandParser.parse(arguments)
                 #expect((try? result.get()) != nil, "\(arguments): \(String(describing: result))")
             }
@@ -219,5 +234,22 @@ extension Result {
     var isFailure: Bool {
         if case .failure = self { return true }
         return false
+    }
+}
+
+@Suite struct WebCommandTests {
+    @Test func searchJoinsItsWordsAndTakesFilters() throws {
+        let parsed = try CommandParser.parse(["search", "quin", "stew", "--tag", "food", "--limit", "5"]).get().command
+        #expect(parsed == .search(NotesSearchParams(query: "quin stew", limit: 5, folder: nil, tag: "food")))
+        #expect((try? CommandParser.parse(["search"]).get()) == nil)
+        #expect((try? CommandParser.parse(["search", "x", "--limit", "0"]).get()) == nil)
+    }
+
+    @Test func uiSignsInListsOrLogsOut() throws {
+        #expect(try CommandParser.parse(["ui"]).get().command == .ui(.signIn(open: true)))
+        #expect(try CommandParser.parse(["ui", "--no-open"]).get().command == .ui(.signIn(open: false)))
+        #expect(try CommandParser.parse(["ui", "--sessions"]).get().command == .ui(.sessions))
+        #expect(try CommandParser.parse(["ui", "--logout-all"]).get().command == .ui(.logoutAll))
+        #expect((try? CommandParser.parse(["ui", "--sessions", "--logout-all"]).get()) == nil)
     }
 }

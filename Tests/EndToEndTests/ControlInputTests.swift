@@ -95,7 +95,7 @@ import TestSupport
         try first.start()
         defer { first.stop(); second.stop() }
         let process = try ChildProcess.background(
-            [builtProduct("notesd"), "--data-dir", second.directory, "--socket", second.socket, "--listen", "127.0.0.1:\(shared)", "--name", "second", "--no-mdns"],
+            [builtProduct("notesd"), "--data-dir", second.directory, "--socket", second.socket, "--listen", "127.0.0.1:\(shared)", "--name", "second", "--no-mdns", "--no-web"],
             logPath: scratch.file("second.log"))
         defer { process.stop() }
         try waitUntil("the second daemon answers") { (try? second.ctl(["status"]))?.status == 0 }
@@ -104,7 +104,7 @@ import TestSupport
         #expect(!listen.isEmpty && !listen.contains("127.0.0.1:\(shared)"))
         // A second daemon on the first one's data directory is refused clearly.
         let clash = try ChildProcess.runBlocking(
-            [builtProduct("notesd"), "--data-dir", first.directory, "--socket", scratch.path + "/other.sock", "--listen", "127.0.0.1:0", "--no-mdns"])
+            [builtProduct("notesd"), "--data-dir", first.directory, "--socket", scratch.path + "/other.sock", "--listen", "127.0.0.1:0", "--no-mdns", "--no-web"])
         #expect(clash.status == 1)
         #expect(clash.error.contains("another notesd is already using this data directory"))
     }

@@ -2,20 +2,6 @@ import Foundation
 import Testing
 import TestSupport
 
-/// A port on loopback that was free a moment ago (the kernel does not hand it out again soon).
-func freePort() -> UInt16 {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
-    }
-    return UInt16(bigEndian: address.sin_port)
-}
-
 extension CommandResult {
     var json: Any? { try? JSONSerialization.jsonObject(with: Data(output.utf8)) }
 }
@@ -44,7 +30,7 @@ final class Daemon {
 
     /// Starts the process and waits until it answers `status`.
     func start() throws {
-        let arguments = ["--data-dir", directory, "--socket", socket, "--listen", address, "--name", name, "--no-mdns", "--log-level", "debug"]
+        let arguments = ["--data-dir", directory, "--socket", socket, "--listen", address, "--name", name, "--no-mdns", "--web-listen", "127.0.0.1:0", "--log-level", "debug"]
             + peers.flatMap { ["--peer", "127.0.0.1:\($0)"] }
         process = try ChildProcess.background([builtProduct("notesd")] + arguments, logPath: logPath)
         try waitUntil("\(name) answers status", seconds: 30) { (try? self.ctl(["status"]))?.status == 0 }

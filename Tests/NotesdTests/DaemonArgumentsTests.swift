@@ -34,7 +34,36 @@ import TestSupport
         let config = try Self.config([])
         #expect(config == DaemonConfig(
             dataDirectory: "/home/ada/.local/share/notesd", listen: HostPort(host: "0.0.0.0", port: 7479),
-            socketPath: "/tmp/notesd-1000/control.sock", name: "desk", staticPeers: [], mdnsEnabled: true, logLevel: .info))
+            socketPath: "/tmp/notesd-1000/control.sock", name: "desk", staticPeers: [], mdnsEnabled: true, logLevel: .info,
+            web: WebConfig(listen: HostPort(host: "127.0.0.1", port: 7480), root: "/usr/share/notesd/web")))
+    }
+
+    @Test func theWebServerListensOnLoopbackOnly() throws {
+        #expect(try Self.config(["--web-listen", "[::1]:0"]).web?.listen == HostPort(host: "::1", port: 0))
+        #expect(try Self.config(["--web-listen", "localhost:8000"]).web?.listen == HostPort(host: "127.0.0.1", port: 8000))
+        #expect(try Self.config(["--no-web"]).web == nil)
+        for address in ["0.0.0.0:7480", "192.168.1.5:7480", "[::]:7480", "nas.local:7480"] {
+            let message = try #require(Self.usageError(["--web-listen", address]), "\(address) accepted")
+            #expect(message.contains("no TLS"), "\(message)")
+        }
+        #expect(Self.usageError(["--no-web", "--web-listen", "127.0.0.1:1"])?.contains("contradict") == true)
+        #expect(Self.usageError(["--no-web=yes"]) == "--no-web takes no value")
+    }
+
+    @Test func theWebRootDefaultsToShareBesideTheBinary() throws {
+        var environment = Self.shell
+        environment.executablePath = "/opt/notesd/bin/notesd"
+        #expect(try Self.config([], environment).web?.root == "/opt/notesd/share/notesd/web")
+        #expect(try Self.config(["--web-root", "web"], environment).web?.root == "/work/here/web")
+    }
+
+    @Test func restoreBackupTakesTheFileAndTheDataDirectoryOnly() throws {
+        #expect(try DaemonArguments.parse(["--restore-backup", "copy.db"], environment: Self.shell).get()
+            == .restoreBackup(file: "/work/here/copy.db", dataDirectory: "/home/ada/.local/share/notesd"))
+        #expect(try DaemonArguments.parse(["--restore-backup=/b/c.db", "--data-dir", "/d"], environment: Self.shell).get()
+            == .restoreBackup(file: "/b/c.db", dataDirectory: "/d"))
+        #expect(Self.usageError(["--restore-backup", "c.db", "--listen", "127.0.0.1:1"]) == "--restore-backup takes only --data-dir (and --log-level)")
+        #expect(Self.usageError(["--restore-backup"]) == "--restore-backup needs a value")
     }
 
     @Test func defaultsUnderSystemdUseStateAndRuntimeDirectories() throws {
@@ -83,7 +112,8 @@ import TestSupport
             dataDirectory: "/work/here/notes", listen: HostPort(host: "::", port: 0), socketPath: "/work/here/run/c.sock",
             name: "Ada's laptop",
             staticPeers: [HostPort(host: "192.168.1.5", port: 7479), HostPort(host: "fe80::1%eth0", port: 7000), HostPort(host: "nas.local", port: 7479)],
-            mdnsEnabled: false, logLevel: .debug))
+            mdnsEnabled: false, logLevel: .debug,
+            web: WebConfig(listen: HostPort(host: "127.0.0.1", port: 7480), root: "/usr/share/notesd/web")))
     }
 
     @Test func aLaterValueOverridesAnEarlierOne() throws {

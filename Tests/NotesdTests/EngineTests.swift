@@ -70,6 +70,20 @@ final class TestHousehold {
     }
 }
 
+/// One engine core with no peers, for control methods that need none.
+final class LoneDevice {
+    let home: TestHousehold
+    let node: VirtualLAN.Node
+
+    init(name: String) throws {
+        home = try TestHousehold([name])
+        node = home[name]
+    }
+
+    /// Runs a control method on the core now.
+    func run<T>(_ body: (EngineCore) throws -> T) throws -> T { try home.run(node, body) }
+}
+
 @Suite struct EngineTests {
     @Test func pairingThroughInviteAndJoinThenNotesFlowBothWays() throws {
         let home = try TestHousehold(["alice", "bob"])

@@ -291,12 +291,14 @@ final class NotifyListener: Sendable {
             #expect(stat(created, &status) == 0)
             #expect(status.st_mode & 0o777 == 0o700, "\(created)")
         }
-        // Existing: used as it is.
+        #expect(try DataDirectory.prepare(path) == nil, "a private directory gets no warning")
+        // Existing: used as it is, with a warning naming the chmod when others can enter it.
         chmod(path, 0o750)
-        try DataDirectory.prepare(path)
+        let warning = try DataDirectory.prepare(path)
         var status = stat()
         stat(path, &status)
         #expect(status.st_mode & 0o777 == 0o750)
+        #expect(warning == "the data directory \(path) is open to other users (mode 750); the notes are only private once you run: chmod 700 \(path)")
     }
 
     @Test func anImpossiblePathIsAnErrorNamingIt() throws {

@@ -232,6 +232,14 @@ final class TestHandler: ControlRequestHandler {
         case Twice.name:
             finish(request.respond(to: Twice.self) { params in params })
             gate.whenOpen { reply(request.respond(to: Twice.self) { _ in EchoText(text: "duplicate") }) }
+        case Echo.name + ".toPassed":
+            // Writes the text to the descriptor that came with the request, if one did.
+            let descriptor = context.descriptors.take()
+            finish(request.respond(to: Echo.self) { params in
+                guard let descriptor else { return EchoText(text: "no descriptor") }
+                let bytes = Array(params.text.utf8)
+                return EchoText(text: write(descriptor.raw, bytes, bytes.count) == bytes.count ? "written" : "write failed")
+            })
         case ControlMethods.Watch.name:
             let sink = context.startWatch()
             sinks.withLock { $0.append(sink) }

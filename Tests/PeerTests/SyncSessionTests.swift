@@ -113,6 +113,20 @@ struct Dance {
         #expect(try b.note(id)?.title == "live")
     }
 
+    /// What the peer itself sent counts as what it has: after a live change from B, A has
+    /// nothing left to exchange (it used to count B's own entry as still to send, so a
+    /// connected, idle device showed "syncing 1 entry" until B next acknowledged something).
+    @Test func aLiveChangeFromThePeerLeavesNothingToExchange() throws {
+        var dance = Dance(a, b)
+        try dance.settle()
+        _ = try b.createNote(title: "live from B", body: [], now: 2_000)
+        dance.localChangeOnB()
+        try dance.settle()
+        #expect(dance.sessionA.entriesToExchange(store: a) == 0)
+        #expect(dance.sessionB.entriesToExchange(store: b) == 0)
+        #expect(dance.sessionA.isCaughtUp(store: a) && dance.sessionB.isCaughtUp(store: b))
+    }
+
     /// The scripted two-device story of the issue: A creates offline; B pulls it; both edit
     /// offline; A's batch is applied but the ack is lost; A resends; B sends its competing
     /// edit; both converge.

@@ -56,3 +56,17 @@ public func poll(seconds: Double, every interval: useconds_t = 10_000, _ conditi
     }
     return try condition()
 }
+
+/// A port on loopback that was free a moment ago (the kernel does not hand it out again soon).
+public func freePort() -> UInt16 {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+    }
+    return UInt16(bigEndian: address.sin_port)
+}

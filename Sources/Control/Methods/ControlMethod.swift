@@ -86,15 +86,27 @@ public enum ControlMethods {
     }
 
     public enum NotesPurge: ControlMethod {
-        public typealias Params = NoteReference
+        public typealias Params = NotePurgeParams
         public typealias Result = PurgeResult
         public static let name = "notes.purge"
     }
 
     public enum NotesHistory: ControlMethod {
-        public typealias Params = NoteReference
+        public typealias Params = NoteHistoryParams
         public typealias Result = [HistoryEntry]
         public static let name = "notes.history"
+    }
+
+    public enum NotesGetRevision: ControlMethod {
+        public typealias Params = NoteRevisionParams
+        public typealias Result = NoteDocument
+        public static let name = "notes.getRevision"
+    }
+
+    public enum NotesRestoreRevision: ControlMethod {
+        public typealias Params = RestoreRevisionParams
+        public typealias Result = RestoreRevisionResult
+        public static let name = "notes.restoreRevision"
     }
 
     public enum FoldersList: ControlMethod {
@@ -133,6 +145,13 @@ public enum ControlMethods {
         public static let name = "sync"
     }
 
+    /// With `toDescriptor`, the request line carries the descriptor to write to (`SCM_RIGHTS`).
+    public enum Backup: ControlMethod {
+        public typealias Params = BackupParams
+        public typealias Result = BackupResult
+        public static let name = "backup"
+    }
+
     /// After its result, the connection also carries `event` notifications (`ControlEvent`).
     public enum Watch: ControlMethod {
         public typealias Params = EmptyParams
@@ -146,5 +165,7 @@ public enum ControlMethods {
         NotesList.name, NotesGet.name, NotesCreate.name, NotesUpdate.name, NotesTrash.name,
         NotesRestore.name, NotesPurge.name, NotesHistory.name, FoldersList.name, FoldersCreate.name,
         FoldersRename.name, FoldersMove.name, FoldersDelete.name, Sync.name, Watch.name,
+        MarkdownParse.name, MarkdownParseMany.name, NotesCreateMany.name, NotesGetRevision.name, NotesRestoreRevision.name,
+        Backup.name,
     ]
 }

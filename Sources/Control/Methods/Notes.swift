@@ -74,14 +74,45 @@ public struct NotesListParams: Codable, Hashable, Sendable {
     public var pinned: Bool?
     /// Case-insensitive substring of the title or of the body's text (markup ignored).
     public var query: String?
+    /// At most this many notes (1…10,000), from the start of the order or after `after`.
+    /// Absent: every match. A page reads only its own notes, so it costs the same at any
+    /// library size.
+    public var limit: Int?
+    /// Continue after this note: the last note of the previous page, by its sort key.
+    public var after: NotesListAfter?
 
-    public init(folder: String? = nil, tag: String? = nil, trashed: Bool? = nil, conflicts: Bool? = nil, pinned: Bool? = nil, query: String? = nil) {
+    public init(
+        folder: String? = nil, tag: String? = nil, trashed: Bool? = nil, conflicts: Bool? = nil, pinned: Bool? = nil, query: String? = nil,
+        limit: Int? = nil, after: NotesListAfter? = nil
+    ) {
         self.folder = folder
         self.tag = tag
         self.trashed = trashed
         self.conflicts = conflicts
         self.pinned = pinned
         self.query = query
+        self.limit = limit
+        self.after = after
+    }
+}
+
+/// Where a page of `notes.list` continues: the `pinned`, `modified` and `id` of the last
+/// `NoteSummary` of the page before. The key, not a position, so notes created or edited
+/// between pages neither repeat nor shift the next page.
+public struct NotesListAfter: Codable, Hashable, Sendable {
+    public var pinned: Bool
+    public var modified: Timestamp
+    public var id: String
+
+    public init(pinned: Bool, modified: Timestamp, id: String) {
+        self.pinned = pinned
+        self.modified = modified
+        self.id = id
+    }
+
+    /// The key of the last summary of a page.
+    public init(_ last: NoteSummary) {
+        self.init(pinned: last.pinned, modified: last.modified, id: last.id)
     }
 }
 
@@ -146,24 +177,39 @@ public struct NoteDocument: Codable, Hashable, Sendable {
     }
 }
 
-/// `notes.create` params.
+/// `notes.create` params. The body is `html`, or `body` in `format` (docs/control-protocol.md,
+/// "Body formats"); neither: an empty body.
 public struct NoteCreateParams: Codable, Hashable, Sendable {
     public var title: String
     /// The body, HTML.
-    public var html: String
+    public var html: String?
+    /// The body in `format` (absent: `html`); not together with `html`.
+    public var body: String?
+    /// What `body` is written in: `markdown` is converted by the daemon (cmark-gfm).
+    public var format: NoteFormat?
     /// A folder reference; absent, `null`, `""` or `"/"`: Uncategorized.
     public var folder: String?
     public var tags: [String]?
     public var pinned: Bool?
     public var color: String?
+    /// For imports: when the note was made and last changed; absent: now.
+    public var created: Timestamp?
+    public var modified: Timestamp?
 
-    public init(title: String, html: String, folder: String? = nil, tags: [String]? = nil, pinned: Bool? = nil, color: String? = nil) {
+    public init(
+        title: String, html: String? = nil, body: String? = nil, format: NoteFormat? = nil, folder: String? = nil,
+        tags: [String]? = nil, pinned: Bool? = nil, color: String? = nil, created: Timestamp? = nil, modified: Timestamp? = nil
+    ) {
         self.title = title
         self.html = html
+        self.body = body
+        self.format = format
         self.folder = folder
         self.tags = tags
         self.pinned = pinned
         self.color = color
+        self.created = created
+        self.modified = modified
     }
 }
 
@@ -181,6 +227,11 @@ public struct NoteUpdateParams: Codable, Hashable, Sendable {
     public var baseHeads: [String]?
     public var title: String?
     public var html: String?
+    /// The new body in `format` (absent: `html`); not together with `html`. In `markdown`, only
+    /// the blocks whose Markdown differs from the note's Markdown at `baseHeads` (absent: now)
+    /// are converted; the others keep their HTML exactly (docs/markdown.md).
+    public var body: String?
+    public var format: NoteFormat?
     /// `.set(reference)`: move to that folder; `.clear`: Uncategorized.
     public var folder: FieldChange<String>
     public var pinned: Bool?
@@ -193,12 +244,14 @@ public struct NoteUpdateParams: Codable, Hashable, Sendable {
     public init(
         id: String, baseHeads: [String]? = nil, title: String? = nil, html: String? = nil,
         folder: FieldChange<String> = .unchanged, pinned: Bool? = nil, color: FieldChange<String> = .unchanged,
-        addTags: [String]? = nil, removeTags: [String]? = nil
+        addTags: [String]? = nil, removeTags: [String]? = nil, body: String? = nil, format: NoteFormat? = nil
     ) {
         self.id = id
         self.baseHeads = baseHeads
         self.title = title
         self.html = html
+        self.body = body
+        self.format = format
         self.folder = folder
         self.pinned = pinned
         self.color = color
@@ -207,7 +260,7 @@ public struct NoteUpdateParams: Codable, Hashable, Sendable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, baseHeads, title, html, folder, pinned, color, addTags, removeTags
+        case id, baseHeads, title, html, body, format, folder, pinned, color, addTags, removeTags
     }
 
     public init(from decoder: any Decoder) throws {
@@ -216,6 +269,8 @@ public struct NoteUpdateParams: Codable, Hashable, Sendable {
         baseHeads = try container.decodeIfPresent([String].self, forKey: .baseHeads)
         title = try container.decodeIfPresent(String.self, forKey: .title)
         html = try container.decodeIfPresent(String.self, forKey: .html)
+        body = try container.decodeIfPresent(String.self, forKey: .body)
+        format = try container.decodeIfPresent(NoteFormat.self, forKey: .format)
         folder = try container.decodeChange(String.self, forKey: .folder)
         pinned = try container.decodeIfPresent(Bool.self, forKey: .pinned)
         color = try container.decodeChange(String.self, forKey: .color)
@@ -229,6 +284,8 @@ public struct NoteUpdateParams: Codable, Hashable, Sendable {
         try container.encodeIfPresent(baseHeads, forKey: .baseHeads)
         try container.encodeIfPresent(title, forKey: .title)
         try container.encodeIfPresent(html, forKey: .html)
+        try container.encodeIfPresent(body, forKey: .body)
+        try container.encodeIfPresent(format, forKey: .format)
         try container.encodeChange(folder, forKey: .folder)
         try container.encodeIfPresent(pinned, forKey: .pinned)
         try container.encodeChange(color, forKey: .color)
@@ -237,7 +294,7 @@ public struct NoteUpdateParams: Codable, Hashable, Sendable {
     }
 }
 
-/// Params naming one note: `notes.trash`, `notes.restore`, `notes.purge`, `notes.history`.
+/// Params naming one note: `notes.trash`, `notes.restore`.
 public struct NoteReference: Codable, Hashable, Sendable {
     /// A full note id or a unique prefix.
     public var id: String
@@ -247,10 +304,19 @@ public struct NoteReference: Codable, Hashable, Sendable {
 
 /// `notes.purge` result.
 public struct PurgeResult: Codable, Hashable, Sendable {
-    /// The full id of the note now deleted for good (a tombstone remains).
+    /// The full id of the note.
     public var id: String
+    /// `true`: deleted for good (a tombstone remains). `false`: kept, because it was changed
+    /// after the `baseHeads` the delete was based on; `unseen` says by whom.
+    public var purged: Bool
+    /// When kept: the revisions the person deleting had not seen, newest first.
+    public var unseen: [HistoryEntry]
 
-    public init(id: String) { self.id = id }
+    public init(id: String, purged: Bool = true, unseen: [HistoryEntry] = []) {
+        self.id = id
+        self.purged = purged
+        self.unseen = unseen
+    }
 }
 
 /// What a revision changed, against its first parent (a merge: against the merged heads).
@@ -283,10 +349,19 @@ public struct HistoryEntry: Codable, Hashable, Sendable {
     public var title: String
     /// What changed; never empty.
     public var changes: [HistoryChange]
+    /// Set when this revision brought back an earlier one's content (`notes.restoreRevision`,
+    /// or an edit back to exactly what an ancestor held): that ancestor's id.
+    public var restoredFrom: String?
+    /// A permanent delete erased this revision's content: it cannot be shown or restored.
+    public var erased: Bool
+    /// With `notes.history`'s `patch`: the blocks added and removed against the first parent
+    /// (all blocks added for the first revision; empty for a tombstone or an erased revision).
+    public var patch: [BlockChange]?
 
     public init(
         revision: String, parents: [String], hlc: String, time: Timestamp, device: String?, deviceShort: String?,
-        deviceName: String?, title: String, changes: [HistoryChange]
+        deviceName: String?, title: String, changes: [HistoryChange], restoredFrom: String? = nil, erased: Bool = false,
+        patch: [BlockChange]? = nil
     ) {
         self.revision = revision
         self.parents = parents
@@ -297,6 +372,29 @@ public struct HistoryEntry: Codable, Hashable, Sendable {
         self.deviceName = deviceName
         self.title = title
         self.changes = changes
+        self.restoredFrom = restoredFrom
+        self.erased = erased
+        self.patch = patch
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case revision, parents, hlc, time, device, deviceShort, deviceName, title, changes, restoredFrom, erased, patch
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        revision = try container.decode(String.self, forKey: .revision)
+        parents = try container.decode([String].self, forKey: .parents)
+        hlc = try container.decode(String.self, forKey: .hlc)
+        time = try container.decode(Timestamp.self, forKey: .time)
+        device = try container.decodeIfPresent(String.self, forKey: .device)
+        deviceShort = try container.decodeIfPresent(String.self, forKey: .deviceShort)
+        deviceName = try container.decodeIfPresent(String.self, forKey: .deviceName)
+        title = try container.decode(String.self, forKey: .title)
+        changes = try container.decode([HistoryChange].self, forKey: .changes)
+        restoredFrom = try container.decodeIfPresent(String.self, forKey: .restoredFrom)
+        erased = try container.decodeIfPresent(Bool.self, forKey: .erased) ?? false
+        patch = try container.decodeIfPresent([BlockChange].self, forKey: .patch)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -310,5 +408,8 @@ public struct HistoryEntry: Codable, Hashable, Sendable {
         try container.encodeNullable(deviceName, forKey: .deviceName)
         try container.encode(title, forKey: .title)
         try container.encode(changes, forKey: .changes)
+        try container.encodeNullable(restoredFrom, forKey: .restoredFrom)
+        try container.encode(erased, forKey: .erased)
+        try container.encodeIfPresent(patch, forKey: .patch)
     }
 }

@@ -17,11 +17,13 @@ public struct StatusResult: Codable, Hashable, Sendable {
     public var counters: SyncCounters
     /// Live notes, trashed ones included, conflict copies included.
     public var noteCount: Int
+    /// The local web server; `nil` from daemons without one.
+    public var web: WebStatus?
 
     public init(
         version: String, started: Timestamp, device: DeviceIdentity, household: HouseholdInfo?,
         listen: [String], controlSocket: String, dataDir: String, discovery: DiscoveryStatus,
-        peers: [PeerStatus], counters: SyncCounters, noteCount: Int
+        peers: [PeerStatus], counters: SyncCounters, noteCount: Int, web: WebStatus? = nil
     ) {
         self.version = version
         self.started = started
@@ -34,6 +36,7 @@ public struct StatusResult: Codable, Hashable, Sendable {
         self.peers = peers
         self.counters = counters
         self.noteCount = noteCount
+        self.web = web
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -49,6 +52,7 @@ public struct StatusResult: Codable, Hashable, Sendable {
         try container.encode(peers, forKey: .peers)
         try container.encode(counters, forKey: .counters)
         try container.encode(noteCount, forKey: .noteCount)
+        try container.encodeIfPresent(web, forKey: .web)
     }
 }
 

@@ -69,3 +69,45 @@ extension Block {
         }
     }
 }
+
+extension Block {
+    /// This checklist item ticked (`true`) or unticked, changed where its state is written (the
+    /// attribute or checkbox `checked` reads from), everything else kept byte for byte; nil
+    /// when the state lives in the list (Quill 1's per-list `data-checked`) or there is none.
+    public func withChecked(_ state: Bool) -> Block? {
+        guard case .listItem = kind, let current = checked else { return nil }
+        if current == state { return self }
+        func replacing(_ name: String, _ value: String) -> Block {
+            let attributes = self.attributes.map { $0.name == name ? HTMLAttribute(name: name, value: value) : $0 }
+            return Block(unchecked: kind, attributes: attributes, content: self.content)
+        }
+        if Self.booleanAttribute(attributes, "data-checked", yes: "true", no: "false") != nil { return replacing("data-checked", state ? "true" : "false") }
+        if Self.booleanAttribute(attributes, "data-list", yes: "checked", no: "unchecked") != nil { return replacing("data-list", state ? "checked" : "unchecked") }
+        if Self.booleanAttribute(attributes, "aria-checked", yes: "true", no: "false") != nil { return replacing("aria-checked", state ? "true" : "false") }
+        if case .some(.some(let classes)) = attributes.value(of: "class") {
+            var words = classes.split(whereSeparator: { $0.isWhitespace }).map(String.init)
+            if let index = words.firstIndex(where: { $0 == "checked" || $0 == "unchecked" }) {
+                words[index] = state ? "checked" : "unchecked"
+                return replacing("class", words.joined(separator: " "))
+            }
+        }
+        guard leadingCheckbox != nil else { return nil }
+        // Rule 5: rewrite the leading checkbox's tag, with or without `checked`.
+        var html = content
+        return html.withUTF8 { bytes -> Block? in
+            for token in HTMLTokenizer.tokenize(bytes) where token.kind == .startTag && token.name == "input" {
+                var attributes = HTMLTokenizer.attributes(of: token, in: bytes).filter { $0.name != "checked" }
+                if state { attributes.append(HTMLAttribute(name: "checked", value: "")) }
+                guard attributes.allSatisfy({ $0.problem == nil }) else { return nil }
+                let selfClosing = bytes[token.range].dropLast().last == UInt8(ascii: "/")
+                var tag = "<input"
+                HTMLBlocks.appendAttributes(attributes, to: &tag)
+                tag += selfClosing ? " />" : ">"
+                let before = String(decoding: bytes[..<token.range.lowerBound], as: UTF8.self)
+                let after = String(decoding: bytes[token.range.upperBound...], as: UTF8.self)
+                return Block(unchecked: kind, attributes: self.attributes, content: before + tag + after)
+            }
+            return nil
+        }
+    }
+}

@@ -5,11 +5,26 @@ extension HTMLBlocks {
     /// rules. Opaque blocks (tables, unknown HTML) are written as raw HTML, which Markdown allows.
     /// Empty paragraphs are left out: Markdown has no way to say them.
     public static func markdown(_ blocks: [Block]) -> String {
-        markdown(blocks, quoteDepth: 0)
+        markdown(blocks, quoteDepth: 0, plainer: nil)
     }
 
-    fileprivate static func markdown(_ blocks: [Block], quoteDepth: Int) -> String {
-        var writer = MarkdownWriter(quoteDepth: quoteDepth)
+    /// Says whether two renderings of one block's inline content (`plainer`, with only the
+    /// backslashes a reader is likely to need, and `escaped`, with every one that can matter)
+    /// read back the same; the writer then uses the plainer one. Markup answers it with cmark-gfm.
+    public typealias ReadsTheSame = (_ plainer: String, _ escaped: String) -> Bool
+
+    /// `markdown(blocks)` with plainer text wherever `readsTheSame` confirms it means the same
+    /// (`milk [x] a_b` rather than `milk \[x\] a\_b`), and for each block the line (1-based,
+    /// as cmark-gfm counts) its Markdown starts on, `nil` for a block with nothing to write:
+    /// what an edit made in Markdown is compared against, block by block.
+    public static func markdownWithLines(_ blocks: [Block], readsTheSame: ReadsTheSame? = nil) -> (text: String, startLines: [Int?]) {
+        var writer = MarkdownWriter(quoteDepth: 0, plainer: readsTheSame)
+        for block in blocks { writer.add(block) }
+        return (writer.output.isEmpty ? "" : writer.output + "\n", writer.startLines)
+    }
+
+    fileprivate static func markdown(_ blocks: [Block], quoteDepth: Int, plainer: ReadsTheSame?) -> String {
+        var writer = MarkdownWriter(quoteDepth: quoteDepth, plainer: plainer)
         for block in blocks { writer.add(block) }
         return writer.output.isEmpty ? "" : writer.output + "\n"
     }
@@ -19,11 +34,27 @@ private struct MarkdownWriter {
     /// How many quotes this text sits in. Each level splits its quote's content again, so past
     /// `maximumQuoteNesting` (deeper than email replies go) a quote is written as raw HTML.
     let quoteDepth: Int
+    /// When set, inline text is written with fewer backslashes where this confirms it reads the same.
+    let plainer: HTMLBlocks.ReadsTheSame?
     private(set) var output = ""
+    /// Per block added: the line its text starts on, or nil when nothing was written for it.
+    private(set) var startLines: [Int?] = []
+    /// Lines in `output` so far (1 + its newlines).
+    private var lineCount = 1
     static let maximumQuoteNesting = 8
 
-    init(quoteDepth: Int) {
+    init(quoteDepth: Int, plainer: HTMLBlocks.ReadsTheSame?) {
         self.quoteDepth = quoteDepth
+        self.plainer = plainer
+    }
+
+    /// A block's inline content as Markdown: plainer when `plainer` confirms it, read after
+    /// `prefix` (the item's marker and checkbox, the heading's `#`s) as it will stand.
+    func inline(_ html: String, after prefix: String = "") -> String {
+        let escaped = MarkdownInline.render(html, plain: false)
+        guard let plainer else { return escaped }
+        let plain = MarkdownInline.render(html, plain: true)
+        return plain == escaped || !plainer(prefix + plain, prefix + escaped) ? escaped : plain
     }
 
     /// The containers of the last list item written, if the last block was one.
@@ -32,19 +63,38 @@ private struct MarkdownWriter {
     private var counters: [Int] = []
     /// Per depth: the column where the last item's content starts (nested items indent to it).
     private var contentColumns: [Int] = []
+    /// Per depth: whether the list open there uses the other marker (`*` or `)`).
+    private var alternates: [Bool] = []
 
     mutating func add(_ block: Block) {
         guard case .listItem(let containers) = block.kind else {
-            guard let text = render(block) else { return }
+            guard let text = render(block) else {
+                startLines.append(nil)
+                return
+            }
             lastListContainers = nil
             counters = []
             contentColumns = []
+            alternates = []
             separate(tight: false)
-            output += text
+            startLines.append(lineCount)
+            emit(text)
             return
         }
         let depth = containers.count
         let continuing = lastListContainers.map { Array($0.prefix(depth)) == containers } ?? false
+        // A list that starts right after a sibling list of the same kind (same parent, other
+        // attributes or start) takes the other marker (`*`, `)`): with the same one, Markdown
+        // would read both as one list.
+        let previous = lastListContainers ?? []
+        var shared = 0
+        while shared < min(depth, previous.count), previous[shared] == containers[shared] { shared += 1 }
+        var newAlternates = Array(alternates.prefix(shared))
+        for level in shared..<depth {
+            let sibling = level < previous.count && level == shared && previous[level].ordered == containers[level].ordered
+            newAlternates.append(sibling ? !(level < alternates.count && alternates[level]) : false)
+        }
+        alternates = newAlternates
         separate(tight: lastListContainers?.first == containers.first)
         if !continuing || counters.count < depth {
             counters = Array(counters.prefix(depth - 1))
@@ -59,29 +109,40 @@ private struct MarkdownWriter {
         let indent = (contentColumns.last ?? 0) + 2 * (depth - 1 - contentColumns.count)
         let indentation = String(repeating: " ", count: indent)
         let ordered = block.isOrderedListItem == true
-        let marker = ordered ? "\(counters[depth - 1])." : "-"
+        let alternate = alternates[depth - 1]
+        let marker = ordered ? "\(counters[depth - 1])" + (alternate ? ")" : ".") : (alternate ? "*" : "-")
         if ordered { counters[depth - 1] += 1 }
         contentColumns.append(indentation.count + marker.count + 1)
         let checkbox = block.checked.map { $0 ? "[x] " : "[ ] " } ?? ""
         let continuation = "\n" + String(repeating: " ", count: indentation.count + marker.count + 1)
-        let text = MarkdownInline.render(block.content).replacing("\n", with: continuation)
-        output += indentation + marker + " " + checkbox + text
+        let text = inline(block.content, after: marker + " " + checkbox).replacing("\n", with: continuation)
+        startLines.append(lineCount)
+        emit(indentation + marker + " " + checkbox + text)
         lastListContainers = containers
     }
 
     private mutating func separate(tight: Bool) {
         guard !output.isEmpty else { return }
-        output += tight ? "\n" : "\n\n"
+        emit(tight ? "\n" : "\n\n")
+    }
+
+    private mutating func emit(_ text: String) {
+        output += text
+        lineCount += text.utf8.count(where: { $0 == 0x0A })
     }
 
     /// A block other than a list item, or nil for one with nothing to show.
     func render(_ block: Block) -> String? {
         switch block.kind {
         case .paragraph, .division:
-            let text = MarkdownInline.render(block.content)
+            let text = inline(block.content)
             return text.isEmpty ? nil : text
         case .heading(let level):
-            let text = MarkdownInline.render(block.content).replacing("\\\n", with: " ")
+            var text = inline(block.content, after: String(repeating: "#", count: level) + " ").replacing("\\\n", with: " ")
+            // `# a #` would end with a closing sequence, which Markdown drops: escape it.
+            if text.hasSuffix("#"), let last = text.lastIndex(where: { $0 != "#" }), text[last] == " " {
+                text.insert("\\", at: text.index(after: last))
+            }
             return String(repeating: "#", count: level) + (text.isEmpty ? "" : " " + text)
         case .rule:
             return "---"
@@ -95,10 +156,10 @@ private struct MarkdownWriter {
             }
             let inner: String
             let children = HTMLBlocks.split(block.content)
-            if children.allSatisfy({ $0.kind == .opaque }) {
-                inner = MarkdownInline.render(block.content)
+            if children.allSatisfy({ $0.kind == .opaque && !Self.startsWithBlockElement($0.content) }) {
+                inner = inline(block.content)
             } else {
-                inner = HTMLBlocks.markdown(children, quoteDepth: quoteDepth + 1).trimmingSuffix(while: { $0 == "\n" })
+                inner = HTMLBlocks.markdown(children, quoteDepth: quoteDepth + 1, plainer: plainer).trimmingSuffix(while: { $0 == "\n" })
             }
             return inner.split(separator: "\n", omittingEmptySubsequences: false)
                 .map { $0.isEmpty ? ">" : "> " + $0 }
@@ -110,18 +171,27 @@ private struct MarkdownWriter {
         }
     }
 
+    /// Whether `html` opens with a block-level element (a table, not stray inline text).
+    private static func startsWithBlockElement(_ html: String) -> Bool {
+        guard html.hasPrefix("<") else { return false }
+        let name = html.dropFirst().prefix(while: { $0.isLetter || $0.isNumber }).lowercased()
+        return HTMLNames.blockLevel.contains(name)
+    }
+
     private static func codeFence(_ block: Block) -> String {
         var code = HTMLText.plainText(of: block.content)
         // HTML drops a newline right after `<pre>`; Markdown's fence already ends the line.
-        if code.hasPrefix("\n") { code.removeFirst() }
-        code = code.trimmingSuffix(while: { $0 == "\n" })
+        if block.content.hasPrefix("\n") { code.removeFirst() }
+        // cmark-gfm ends every code block's text with one newline: the fence's line end says it.
+        let endsWithNewline = code.hasSuffix("\n")
+        if endsWithNewline { code.removeLast() }
         var longestRun = 0, run = 0
         for character in code {
             run = character == "`" ? run + 1 : 0
             longestRun = max(longestRun, run)
         }
         let fence = String(repeating: "`", count: max(3, longestRun + 1))
-        return fence + language(of: block) + "\n" + code + (code.isEmpty ? "" : "\n") + fence
+        return fence + language(of: block) + "\n" + code + (code.isEmpty && !endsWithNewline ? "" : "\n") + fence
     }
 
     /// `language-swift` / `lang-swift` in a class of the `<pre>` or of a `<code>` in it.
@@ -150,10 +220,11 @@ private struct MarkdownWriter {
 
 /// Inline HTML (a block's content) as Markdown text on one or more lines.
 private enum MarkdownInline {
-    static func render(_ html: String) -> String {
+    /// `plain`: only the backslashes a reader likely needs (the caller checks the result).
+    static func render(_ html: String, plain: Bool) -> String {
         var html = html
         return html.withUTF8 { bytes in
-            var renderer = Renderer(bytes: bytes)
+            var renderer = Renderer(bytes: bytes, plain: plain)
             renderer.run()
             return renderer.finish()
         }
@@ -172,7 +243,12 @@ private enum MarkdownInline {
         var codeDepth = 0
         var codeText = ""
 
-        init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+        let plain: Bool
+
+        init(bytes: UnsafeBufferPointer<UInt8>, plain: Bool) {
+            self.bytes = bytes
+            self.plain = plain
+        }
 
         mutating func run() {
             for token in HTMLTokenizer.tokenize(bytes) {
@@ -326,6 +402,7 @@ private enum MarkdownInline {
 
         /// Backslash-escapes what Markdown would read as syntax inside a line.
         private func escape(_ text: String) -> String {
+            if plain { return escapePlainly(text) }
             var out = ""
             var characters = text.makeIterator()
             var next = characters.next()
@@ -343,6 +420,34 @@ private enum MarkdownInline {
             return out
         }
 
+        /// The backslashes text most likely needs, judged from its neighbours in this run of
+        /// text (the writer keeps the result only when cmark-gfm reads it as `escape` would).
+        private func escapePlainly(_ text: String) -> String {
+            let characters = Array(text)
+            var out = ""
+            for (index, character) in characters.enumerated() {
+                let previous = index > 0 ? characters[index - 1] : nil
+                let next = index + 1 < characters.count ? characters[index + 1] : nil
+                let spaced = { (c: Character?) in c.map { $0 == " " } ?? false }
+                let word = { (c: Character?) in c.map { $0.isLetter || $0.isNumber } ?? false }
+                let needed: Bool = switch character {
+                case "\\": next.map { $0.isASCII && $0.isPunctuation || $0.isASCII && $0.isSymbol } ?? true
+                case "`", "~": true
+                case "*": !(spaced(previous) && spaced(next))
+                case "_": !(word(previous) && word(next)) && !(spaced(previous) && spaced(next))
+                case "<": next.map { $0.isLetter || "/!?".contains($0) } ?? true
+                case "[": out.isEmpty && self.out.allSatisfy({ $0 == " " }) || characters[index...].contains("]")
+                    && (characters[index...].firstIndex(of: "]").map { characters.index(after: $0) < characters.count
+                        && "([:".contains(characters[characters.index(after: $0)]) } ?? false)
+                case "&": next.map { $0.isLetter || $0 == "#" } ?? false
+                default: false
+                }
+                if needed { out.append("\\") }
+                out.append(character)
+            }
+            return out
+        }
+
         /// A link destination, in `<…>` when it holds spaces or parentheses.
         private func destination(_ url: String) -> String {
             guard url.contains(where: { $0 == " " || $0 == "(" || $0 == ")" }) else { return url }
@@ -352,7 +457,23 @@ private enum MarkdownInline {
         /// Escapes a line start that Markdown would read as a heading, quote, list item or rule.
         private func escapeLineStart(_ line: String) -> String {
             guard let first = line.first else { return line }
-            if "#+-=".contains(first) { return "\\" + line }
+            if plain {
+                if first == ">" { return "\\" + line }
+                if first == "#" {
+                    let rest = line.drop(while: { $0 == "#" })
+                    if line.count - rest.count <= 6, rest.isEmpty || rest.first == " " { return "\\" + line }
+                    return line
+                }
+                if "+-".contains(first) {
+                    let rest = line.dropFirst()
+                    if rest.isEmpty || rest.first == " " || rest.allSatisfy({ $0 == first || $0 == " " }) { return "\\" + line }
+                    return line
+                }
+                if first == "=", line.allSatisfy({ $0 == "=" || $0 == " " }) { return "\\" + line }
+                if first == "=" { return line }
+            } else if "#+-=".contains(first) {
+                return "\\" + line
+            }
             let digits = line.prefix(while: { $0.isASCII && $0.isNumber })
             if !digits.isEmpty, digits.count <= 9, let after = line.dropFirst(digits.count).first, after == "." || after == ")" {
                 return digits + "\\" + line.dropFirst(digits.count)

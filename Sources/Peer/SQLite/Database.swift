@@ -12,6 +12,8 @@ public final class Database {
     public let path: String
     private var cache: [String: Statement] = [:]
     private var transactionDepth = 0
+    /// SQLite rolled the whole transaction back under a savepoint (see `savepoint`).
+    private var transactionAborted = false
 
     /// Opens (creating if needed) the database at `path`.
     public init(path: String, readOnly: Bool = false) throws {
@@ -49,6 +51,7 @@ public final class Database {
 
     /// Runs one or more statements that return no rows (no parameters).
     public func execute(_ sql: String) throws {
+        try requireLiveTransaction(sql)
         var message: UnsafeMutablePointer<CChar>?
         let code = sqlite3_exec(handle, sql, nil, nil, &message)
         if code != SQLITE_OK {
@@ -60,6 +63,7 @@ public final class Database {
 
     /// The cached prepared statement for `sql`.
     public func statement(_ sql: String) throws -> Statement {
+        try requireLiveTransaction(sql)
         if let cached = cache[sql] { return cached }
         let statement = try Statement(database: self, sql: sql)
         cache[sql] = statement
@@ -78,22 +82,34 @@ public final class Database {
         try statement(sql).first(values, transform)
     }
 
+    /// What SQLite's statements have done on this connection so far (`sqlite3_stmt_status`,
+    /// summed over every prepared statement, triggers included; `BEGIN`/`COMMIT` and the
+    /// other `execute` calls are not counted). Differences between two readings show what one
+    /// request cost, independently of timing (docs/benchmarks.md, "Cost that grows with the
+    /// library").
+    public var statementCounters: StatementCounters {
+        var total = StatementCounters()
+        for statement in cache.values { total.add(statement.counters) }
+        return total
+    }
+
+    /// `statementCounters` for each prepared statement, by SQL text: which statement did it.
+    public var statementCountersBySQL: [String: StatementCounters] { cache.mapValues(\.counters) }
+
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes(handle)) }
 
     public var isInTransaction: Bool { transactionDepth > 0 }
 
     /// Runs `body` in one transaction (`BEGIN IMMEDIATE`, so it takes the write lock up front):
-    /// commits when it returns, rolls back when it throws. Nested calls join the outer one.
+    /// commits when it returns, rolls back when it throws. A nested call runs in a savepoint of
+    /// the outer transaction: when it throws, only its own writes are undone, so an outer body
+    /// that catches the error commits what it wrote itself and none of the inner partial writes.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
-        if transactionDepth > 0 {
-            transactionDepth += 1
-            defer { transactionDepth -= 1 }
-            return try body()
-        }
+        if transactionDepth > 0 { return try savepoint(body) }
         try execute("BEGIN IMMEDIATE")
         transactionDepth = 1
-        defer { transactionDepth = 0 }
+        defer { (transactionDepth, transactionAborted) = (0, false) }
         do {
             let result = try body()
             try execute("COMMIT")
@@ -104,13 +120,43 @@ public final class Database {
         }
     }
 
+    /// The nested form of `transaction`: `SAVEPOINT`, then `RELEASE` or `ROLLBACK TO`.
+    private func savepoint<T>(_ body: () throws -> T) throws -> T {
+        let name = "nested\(transactionDepth)"
+        try execute("SAVEPOINT \(name)")
+        transactionDepth += 1
+        defer { transactionDepth -= 1 }
+        do {
+            let result = try body()
+            try execute("RELEASE \(name)")
+            return result
+        } catch {
+            // Some errors (a full disk, an interrupted statement) make SQLite roll back the whole
+            // transaction: then no savepoint is left, and whatever the outer body ran next would
+            // commit statement by statement. Refuse every statement until the outermost exits.
+            if sqlite3_get_autocommit(handle) != 0 {
+                transactionAborted = true
+            } else {
+                try? execute("ROLLBACK TO \(name); RELEASE \(name)")
+            }
+            throw error
+        }
+    }
+
+    /// Refuses a statement in a transaction SQLite already rolled back (see `savepoint`).
+    private func requireLiveTransaction(_ sql: String) throws {
+        guard transactionAborted else { return }
+        throw SQLiteError(
+            resultCode: SQLITE_ABORT, message: "the transaction was rolled back by an earlier error; nothing of it was saved", sql: sql)
+    }
+
     /// Runs `body`'s reads in one deferred (read) transaction: one snapshot, and the file lock
     /// taken once instead of per statement. Inside another transaction it just runs.
     public func read<T>(_ body: () throws -> T) throws -> T {
         guard transactionDepth == 0 else { return try body() }
         try execute("BEGIN")
         transactionDepth = 1
-        defer { transactionDepth = 0 }
+        defer { (transactionDepth, transactionAborted) = (0, false) }
         do {
             let result = try body()
             try execute("COMMIT")

@@ -87,12 +87,68 @@ public final class Statement {
         while try step() { try visit(Row(statement: self)) }
     }
 
+    /// Visits rows until `visit` returns false (or they run out), so a query for the first
+    /// `n` matches steps over no more rows than it needs.
+    public func visit(_ values: [SQLValue] = [], _ visit: (Row) throws -> Bool) throws {
+        try bind(values)
+        defer { sqlite3_reset(handle) }
+        while try step() {
+            guard try visit(Row(statement: self)) else { return }
+        }
+    }
+
+    /// This statement's work so far (never reset).
+    var counters: StatementCounters {
+        StatementCounters(
+            virtualMachineSteps: Int(sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_VM_STEP, 0)),
+            fullScanSteps: Int(sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_FULLSCAN_STEP, 0)),
+            sorts: Int(sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_SORT, 0)))
+    }
+
     /// The first row mapped, or nil when the query returns none.
     public func first<T>(_ values: [SQLValue] = [], _ transform: (Row) throws -> T) throws -> T? {
         try bind(values)
         defer { sqlite3_reset(handle) }
         return try step() ? transform(Row(statement: self)) : nil
     }
+}
+
+/// Work done by prepared statements, from `sqlite3_stmt_status`: a count of operations, not
+/// of time, so a test can show that a request costs the same at any library size.
+public struct StatementCounters: Sendable, Equatable, CustomStringConvertible {
+    /// Virtual-machine operations run (`SQLITE_STMTSTATUS_VM_STEP`): every row visited costs
+    /// several, so this grows with the rows a statement reads.
+    public var virtualMachineSteps = 0
+    /// Steps forward through a whole table or index (`SQLITE_STMTSTATUS_FULLSCAN_STEP`).
+    public var fullScanSteps = 0
+    /// Sorts without an index to give the order (`SQLITE_STMTSTATUS_SORT`).
+    public var sorts = 0
+
+    public init(virtualMachineSteps: Int = 0, fullScanSteps: Int = 0, sorts: Int = 0) {
+        self.virtualMachineSteps = virtualMachineSteps
+        self.fullScanSteps = fullScanSteps
+        self.sorts = sorts
+    }
+
+    mutating func add(_ other: StatementCounters) {
+        virtualMachineSteps += other.virtualMachineSteps
+        fullScanSteps += other.fullScanSteps
+        sorts += other.sorts
+    }
+
+    public static func + (lhs: StatementCounters, rhs: StatementCounters) -> StatementCounters {
+        var sum = lhs
+        sum.add(rhs)
+        return sum
+    }
+
+    public static func - (lhs: StatementCounters, rhs: StatementCounters) -> StatementCounters {
+        StatementCounters(
+            virtualMachineSteps: lhs.virtualMachineSteps - rhs.virtualMachineSteps, fullScanSteps: lhs.fullScanSteps - rhs.fullScanSteps,
+            sorts: lhs.sorts - rhs.sorts)
+    }
+
+    public var description: String { "\(virtualMachineSteps) VM steps, \(fullScanSteps) full-scan steps, \(sorts) sorts" }
 }
 
 /// The current row of a statement; valid only inside the closure it is passed to.
@@ -102,6 +158,8 @@ public struct Row {
     public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement.handle, column) == SQLITE_NULL }
 
     public func int(_ column: Int32) -> Int64 { sqlite3_column_int64(statement.handle, column) }
+
+    public func double(_ column: Int32) -> Double { sqlite3_column_double(statement.handle, column) }
 
     public func text(_ column: Int32) -> String {
         guard let pointer = sqlite3_column_text(statement.handle, column) else { return "" }

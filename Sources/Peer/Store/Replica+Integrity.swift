@@ -3,9 +3,11 @@ import Merge
 extension Replica {
     /// Checks SQLite's own integrity and the replica's invariants: every revision has a log
     /// entry and its blocks, the log is contiguous and matches the vector, every record has a
-    /// head, and block reference counts are exact. Returns the problems found (empty: healthy).
+    /// head, block reference counts are exact, and the note counts the triggers keep are right.
+    /// Returns the problems found (empty: healthy).
     public func integrityProblems() throws -> [String] {
         var problems = try database.check(full: true).map { "sqlite: \($0)" }
+        problems += try searchIndexProblems()
         let unlogged = try database.first(
             "SELECT count(*) FROM revisions r WHERE NOT EXISTS (SELECT 1 FROM log WHERE log.revision = r.id)"
         ) { $0.int(0) } ?? 0
@@ -26,6 +28,14 @@ extension Replica {
             "SELECT count(DISTINCT record) FROM revisions r WHERE NOT EXISTS (SELECT 1 FROM heads h WHERE h.record = r.record)"
         ) { $0.int(0) } ?? 0
         if headless > 0 { problems.append("\(headless) record(s) have revisions but no head") }
+        let notes = try database.first("SELECT count(*) FROM notes") { Int($0.int(0)) } ?? 0
+        if try noteCount != notes { problems.append("the kept note count says \(try noteCount), the notes table holds \(notes)") }
+        let actualCounts = "SELECT folder, count(*) FROM notes WHERE trashed = 0 AND folder IS NOT NULL GROUP BY folder"
+        let keptCounts = "SELECT folder, notes FROM folder_note_counts WHERE notes != 0"
+        let wrongCounts = try database.first(
+            "SELECT (SELECT count(*) FROM (\(actualCounts) EXCEPT \(keptCounts))) + (SELECT count(*) FROM (\(keptCounts) EXCEPT \(actualCounts)))"
+        ) { $0.int(0) } ?? 0
+        if wrongCounts > 0 { problems.append("\(wrongCounts) folder note count(s) kept by the triggers are wrong") }
         var references: [BlockHash: Int64] = [:]
         try database.statement("SELECT body FROM revisions WHERE purged = 0").forEach { row in
             for hash in Set(Self.hashes(row.blob(0))) { references[hash, default: 0] += 1 }

@@ -48,17 +48,19 @@ public struct NoteEdit: Sendable, Equatable {
 extension Replica {
     // MARK: - Notes
 
-    /// Creates a note and returns its id.
+    /// Creates a note and returns its id. `created`/`modified` (milliseconds; imports carry a
+    /// file's own times) default to `now`; the revision's HLC is always `now`'s.
     public func createNote(
         title: String, body: [Block], folder: FolderID? = nil, tags: Set<String> = [], pinned: Bool = false,
-        color: String? = nil, now: UInt64
+        color: String? = nil, created: UInt64? = nil, modified: UInt64? = nil, now: UInt64
     ) throws -> NoteID {
         try write {
             if let folder { try requireLiveFolder(folder) }
             try validate(tags: tags, color: color)
             let id = newRecordID(now: now)
             let note = Note(
-                title: title, body: body, folder: folder, pinned: pinned, color: color, tags: tags, created: now, modified: now)
+                title: title, body: body, folder: folder, pinned: pinned, color: color, tags: tags,
+                created: created ?? now, modified: modified ?? created.map { max($0, now) } ?? now)
             try commitLocal(record: id, content: .note(.live(note)), now: now)
             return id
         }
@@ -215,7 +217,7 @@ extension Replica {
         }
         if heads.count == 1, let head = try revisionRow(heads[0]), head.author == replicaID, !head.purged,
            head.kind == content.kind, let dot = try ownDot(of: head.id), dot.seq > offeredSeq,
-           now <= head.hlc.milliseconds + Self.coalescingWindowMilliseconds
+           now <= head.hlc.milliseconds + Self.coalescingWindowMilliseconds, dot.seq > (try sealedSeq())
         {
             let revision = Revision(record: record, parents: head.parents, author: replicaID, hlc: hlc, content: content)
             let encoded = try insertLocalRevision(revision)

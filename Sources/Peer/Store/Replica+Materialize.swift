@@ -226,6 +226,7 @@ extension Replica {
         guard case .live(let note) = record else {
             if wasTrashed != nil {
                 try database.run("DELETE FROM notes WHERE id = ?1", [.blob(id.bytes)])
+                try removeFromSearch(id)
                 pendingChanges.note(id, .purged)
             }
             return
@@ -236,6 +237,11 @@ extension Replica {
         case .some: pendingChanges.note(id, .edited)
         }
         try upsertNoteRow(id, note, hlc: stamp.hlc, hadRow: wasTrashed != nil)
+        if catchingUp {
+            try database.run("INSERT OR IGNORE INTO search_pending (note) VALUES (?1)", [.blob(id.bytes)])
+        } else {
+            try indexForSearch(id, title: note.title, body: note.body)
+        }
     }
 
     private func upsertNoteRow(_ id: NoteID, _ note: RevisionCodec.NoteFields<BlockHash>, hlc: HLC, hadRow: Bool) throws {

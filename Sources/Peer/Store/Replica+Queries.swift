@@ -163,7 +163,7 @@ extension Replica {
 
     static let summaryColumns = "id, title, folder, trashed, pinned, color, created, modified, conflict_of"
 
-    private static func summary(_ row: Row, tree: [FolderID: FolderID?], tags: [NoteID: [String]]) -> NoteSummary {
+    static func summary(_ row: Row, tree: [FolderID: FolderID?], tags: [NoteID: [String]]) -> NoteSummary {
         let id = RecordID(bytes: row.blob(0))!
         let storedFolder = row.optionalBlob(2).flatMap(RecordID.init(bytes:))
         return NoteSummary(
@@ -173,14 +173,18 @@ extension Replica {
             conflictOf: row.optionalBlob(8).flatMap(RecordID.init(bytes:)))
     }
 
-    /// One live note as listed (the Trash included), without reading any other note.
+    /// One live note as listed (the Trash included), without reading any other note or the
+    /// folder tree.
     public func noteSummary(_ id: NoteID) throws -> NoteSummary? {
         let tags = try database.rows("SELECT tag FROM note_tags WHERE note = ?1", [.blob(id.bytes)]) { $0.text(0) }
-        guard try database.first("SELECT 1 FROM notes WHERE id = ?1", [.blob(id.bytes)], { _ in true }) != nil else { return nil }
-        let tree = FolderTree.resolve(try liveFolders())
-        return try database.first("SELECT \(Self.summaryColumns) FROM notes WHERE id = ?1", [.blob(id.bytes)]) {
-            Self.summary($0, tree: tree, tags: [id: tags])
-        }
+        guard let (summary, stored) = try database.first("SELECT \(Self.summaryColumns) FROM notes WHERE id = ?1", [.blob(id.bytes)], {
+            (Self.summary($0, tree: [:], tags: [id: tags]), $0.optionalBlob(2).flatMap(RecordID.init(bytes:)))
+        }) else { return nil }
+        // Where it shows: its folder if that folder is live (one key lookup, not the tree).
+        guard let folder = stored, try self.folder(folder) != nil else { return summary }
+        return NoteSummary(
+            id: summary.id, title: summary.title, folder: folder, trashed: summary.trashed, pinned: summary.pinned, color: summary.color,
+            tags: summary.tags, created: summary.created, modified: summary.modified, conflictOf: summary.conflictOf)
     }
 
     /// A live note's title alone (for events), or nil.
@@ -200,10 +204,11 @@ extension Replica {
     public func listFolders() throws -> [FolderSummary] {
         let folders = try liveFolders()
         let tree = FolderTree.resolve(folders)
+        // The counts kept by triggers (schema migration 4): the folders' rows, not every note's.
         var counts: [FolderID: Int] = [:]
-        for folder in try database.rows("SELECT folder FROM notes WHERE trashed = 0 AND folder IS NOT NULL", [], { RecordID(bytes: $0.blob(0))! })
+        for (folder, count) in try database.rows("SELECT folder, notes FROM folder_note_counts", [], { (RecordID(bytes: $0.blob(0))!, Int($0.int(1))) })
         where tree[folder] != nil {
-            counts[folder, default: 0] += 1
+            counts[folder] = count
         }
         func path(_ id: FolderID) -> [String] {
             var names: [String] = []
@@ -245,9 +250,10 @@ extension Replica {
         }
     }
 
-    /// Live notes, the Trash and conflict copies included.
+    /// Live notes, the Trash and conflict copies included: the count triggers keep (schema
+    /// migration 4), so `status` does not count the library.
     public var noteCount: Int {
-        get throws { Int(try database.first("SELECT count(*) FROM notes") { $0.int(0) } ?? 0) }
+        get throws { Int(try database.first("SELECT value FROM meta WHERE key = 'note_count'") { $0.int(0) } ?? 0) }
     }
 
     /// Every live note's id (the Trash and conflict copies included), for resolving references.

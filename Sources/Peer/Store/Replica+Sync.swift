@@ -160,10 +160,11 @@ extension Replica {
             sentBlocksAwaitingUse = []
         }
         if catchingUp {
+            catchingUp = false
+            try indexPendingSearch()
             try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             try database.execute("PRAGMA wal_autocheckpoint = 1000")
             try database.execute("PRAGMA cache_size = -2000")
-            catchingUp = false
         }
         try database.execute("PRAGMA shrink_memory")
         notesd_release_free_heap()

@@ -86,6 +86,8 @@ public final class Replica {
             (ReplicaID(RecordID(bytes: row.blob(0))!), UInt64(row.int(1)))
         }
         vector = VersionVector(Dictionary(uniqueKeysWithValues: counters))
+        try buildSearchIndexIfNeeded()
+        try indexPendingSearch()
     }
 
     public static func systemRandomBytes(_ count: Int) -> [UInt8] { Sodium.randomBytes(count) }
@@ -102,11 +104,20 @@ public final class Replica {
 
     // MARK: - Transactions that keep the in-memory mirrors (clock, vector) honest
 
-    /// Runs `body` in one transaction; the clock and vector it changed are kept only if it
-    /// commits, so a failed action leaves memory and disk agreeing. Nested calls join the
-    /// outermost transaction (see `inOneTransaction`).
+    /// Runs `body` in one transaction; the clock, vector and `offered` mark it changed are kept
+    /// only if it commits, so a failed action leaves memory and disk agreeing. A nested call runs
+    /// in a savepoint (see `Database.transaction`): when it throws, its writes and its changes to
+    /// the in-memory mirrors are undone alone, and the outer body may go on.
     func write<T>(_ body: () throws -> T) throws -> T {
-        if database.isInTransaction { return try database.transaction(body) }
+        if database.isInTransaction {
+            let saved = (clock, vector, offeredSeq, pendingChanges, changedVectorEntries)
+            do {
+                return try database.transaction(body)
+            } catch {
+                (clock, vector, offeredSeq, pendingChanges, changedVectorEntries) = saved
+                throw error
+            }
+        }
         let savedClock = clock, savedVector = vector, savedOffered = offeredSeq
         pendingChanges = Changes()
         changedVectorEntries.removeAll()

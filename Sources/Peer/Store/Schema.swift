@@ -126,5 +126,65 @@ enum Schema {
             added INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
+        // 4: what lets a request cost what it touches, not the library (docs/benchmarks.md,
+        // "Cost that grows with the library"): counts kept by triggers (`status`, folder
+        // listings), folder lookups by name and parent, the listing order as an index (a page
+        // of `notes.list` reads only its rows), and heads by revision.
+        """
+        CREATE TABLE folder_note_counts (
+            folder BLOB PRIMARY KEY,
+            notes INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO folder_note_counts (folder, notes)
+            SELECT folder, count(*) FROM notes WHERE trashed = 0 AND folder IS NOT NULL GROUP BY folder;
+        INSERT INTO meta (key, value) VALUES ('note_count', (SELECT count(*) FROM notes))
+            ON CONFLICT(key) DO UPDATE SET value = excluded.value;
+        -- An upsert that updates fires the UPDATE trigger, not the INSERT one.
+        CREATE TRIGGER notes_counted_on_insert AFTER INSERT ON notes BEGIN
+            UPDATE meta SET value = value + 1 WHERE key = 'note_count';
+            INSERT INTO folder_note_counts (folder, notes) SELECT NEW.folder, 1 WHERE NEW.folder IS NOT NULL AND NEW.trashed = 0
+                ON CONFLICT(folder) DO UPDATE SET notes = notes + 1;
+        END;
+        CREATE TRIGGER notes_counted_on_delete AFTER DELETE ON notes BEGIN
+            UPDATE meta SET value = value - 1 WHERE key = 'note_count';
+            UPDATE folder_note_counts SET notes = notes - 1 WHERE OLD.trashed = 0 AND folder = OLD.folder;
+        END;
+        CREATE TRIGGER notes_counted_on_update AFTER UPDATE OF folder, trashed ON notes
+        WHEN OLD.folder IS NOT NEW.folder OR OLD.trashed != NEW.trashed BEGIN
+            UPDATE folder_note_counts SET notes = notes - 1 WHERE OLD.trashed = 0 AND folder = OLD.folder;
+            INSERT INTO folder_note_counts (folder, notes) SELECT NEW.folder, 1 WHERE NEW.folder IS NOT NULL AND NEW.trashed = 0
+                ON CONFLICT(folder) DO UPDATE SET notes = notes + 1;
+        END;
+        CREATE INDEX folders_by_name ON folders(name);
+        CREATE INDEX folders_by_parent ON folders(parent);
+        CREATE INDEX notes_in_list_order ON notes(trashed, pinned, modified, id);
+        -- Deleting a revision (a coalesced edit replaces its head) looks up the heads naming
+        -- it, for itself and for the foreign key: without this, a scan of every record's heads.
+        CREATE INDEX heads_by_revision ON heads(revision);
+        """,
+        // 5 (web): full-text search over title and body text (docs/web.md, "Search"), kept
+        // in the transaction that materialises each note; `search_index = 0` asks
+        // `Replica.init` to index the notes a library already had. And the web app's
+        // sessions (hashes only; local, never synced).
+        """
+        CREATE VIRTUAL TABLE note_search USING fts5(
+            note UNINDEXED, title, body,
+            tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3'
+        );
+        CREATE TABLE note_search_docs (
+            note BLOB PRIMARY KEY,
+            doc INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO meta (key, value) VALUES ('search_index', 0);
+        -- Notes materialised during a catch-up, indexed right after it (Replica+Web).
+        CREATE TABLE search_pending (
+            note BLOB PRIMARY KEY
+        ) WITHOUT ROWID;
+        CREATE TABLE web_sessions (
+            hash TEXT PRIMARY KEY,
+            created INTEGER NOT NULL,
+            last_used INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
 }

@@ -156,10 +156,12 @@ public struct SyncSession {
         return overflow ? .max : sum
     }
 
-    /// How many of our entries the peer has not acknowledged.
+    /// How many of our entries the peer does not have: neither acknowledged nor held by it
+    /// when it last told us its vector (its hello and every batch it sends carry it; the
+    /// peer never acknowledges entries it sent us itself).
     public func entriesToSend(store: SyncStore) -> UInt64 {
         guard case .running(let running) = state else { return 0 }
-        return store.vector.entriesAhead(of: running.sender.ackedVector)
+        return store.vector.entriesAhead(of: running.sender.ackedVector.merged(with: running.receiver.peerVector))
     }
 
     public func status(store: SyncStore) -> Status {

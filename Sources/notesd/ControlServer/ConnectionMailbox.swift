@@ -11,7 +11,8 @@ import Synchronization
 /// connection closed. Every change wakes the loop.
 final class ConnectionMailbox: Sendable {
     let id: ControlConnectionID
-    private let waker: LoopWaker
+    /// `nil` for a web request's mailbox, which no poll loop reads.
+    private let waker: LoopWaker?
     private let maximumUnsentEventBytes: Int
     private let state = Mutex(State())
 
@@ -41,7 +42,7 @@ final class ConnectionMailbox: Sendable {
         case streaming(WatchSink)
     }
 
-    init(id: ControlConnectionID, waker: LoopWaker, maximumUnsentEventBytes: Int) {
+    init(id: ControlConnectionID, waker: LoopWaker?, maximumUnsentEventBytes: Int) {
         self.id = id
         self.waker = waker
         self.maximumUnsentEventBytes = maximumUnsentEventBytes
@@ -70,7 +71,7 @@ final class ConnectionMailbox: Sendable {
             state.response = line
             return true
         }
-        if accepted { waker.wake() }
+        if accepted { waker?.wake() }
     }
 
     func startWatch() -> WatchSink {
@@ -102,7 +103,7 @@ final class ConnectionMailbox: Sendable {
             return true
         }
         // An overflow wakes the loop too, so that it disconnects the client now.
-        waker.wake()
+        waker?.wake()
         return accepted
     }
 

@@ -1,5 +1,6 @@
 import Control
 import Foundation
+import Synchronization
 
 /// Answers control requests (docs/control-protocol.md). The server calls it once per
 /// request, one request at a time per connection, in the order the client sent them, on the
@@ -35,19 +36,46 @@ struct PeerCredentials: Hashable, Sendable {
     var groupID: UInt32
 }
 
+/// Which transport carried a request: the same dispatch serves both (docs/web.md).
+enum ControlTransport: Hashable, Sendable {
+    /// The Unix socket, whose peer passed the `SO_PEERCRED` owner check.
+    case unixSocket
+    /// `POST /api/rpc` from a signed-in web session.
+    case http
+}
+
 /// The connection a request arrived on, for the handler.
 struct ControlContext: Sendable {
     let connectionID: ControlConnectionID
     let peer: PeerCredentials
+    let transport: ControlTransport
     /// The connection's serial queue, where `handle` runs: for work that should not hold the
     /// engine's queue or another connection, such as encoding a large answer.
     let queue: DispatchQueue
+    /// Descriptors the client sent with this request line (`SCM_RIGHTS`), e.g. the file
+    /// `backup` writes to.
+    let descriptors: PassedDescriptors
     private let mailbox: ConnectionMailbox
 
-    init(peer: PeerCredentials, mailbox: ConnectionMailbox, queue: DispatchQueue) {
+    init(peer: PeerCredentials, mailbox: ConnectionMailbox, queue: DispatchQueue, descriptors: PassedDescriptors = PassedDescriptors([])) {
         self.connectionID = mailbox.id
         self.peer = peer
+        self.transport = .unixSocket
         self.queue = queue
+        self.descriptors = descriptors
+        self.mailbox = mailbox
+    }
+
+    /// A web request: `peer` is the daemon's own user (a session proved who is asking),
+    /// and the mailbox only reports when the HTTP client is gone (`watch` is refused over
+    /// HTTP before dispatch, so nothing streams through it).
+    init(httpRequest mailbox: ConnectionMailbox, peer: PeerCredentials, queue: DispatchQueue) {
+        self.connectionID = mailbox.id
+        self.peer = peer
+        self.transport = .http
+        self.queue = queue
+        // Descriptors travel only over the Unix socket.
+        self.descriptors = PassedDescriptors([])
         self.mailbox = mailbox
     }
 
@@ -60,4 +88,30 @@ struct ControlContext: Sendable {
 
     /// The client has gone (or the server stopped): answers will be dropped.
     var isClosed: Bool { mailbox.isClosed }
+}
+
+/// Descriptors a client passed with one request line: owned here until a handler takes one;
+/// whatever nobody took is closed when the last reference goes.
+final class PassedDescriptors: Sendable {
+    private let descriptors: Mutex<[Int32]>
+
+    init(_ descriptors: [Int32]) { self.descriptors = Mutex(descriptors) }
+
+    /// The first descriptor, now the caller's; nil when none came.
+    func take() -> OwnedDescriptor? {
+        descriptors.withLock { $0.isEmpty ? nil : OwnedDescriptor($0.removeFirst()) }
+    }
+
+    deinit {
+        for descriptor in descriptors.withLock({ $0 }) { close(descriptor) }
+    }
+}
+
+/// One open file descriptor with one owner: closed when the owner lets go of it.
+final class OwnedDescriptor: Sendable {
+    let raw: Int32
+
+    init(_ raw: Int32) { self.raw = raw }
+
+    deinit { close(raw) }
 }

@@ -183,8 +183,12 @@ final class ControlConnection {
     private(set) var isClosed = false
     private var readBuffer = [UInt8](repeating: 0, count: 65536)
 
+    /// Descriptors read with the bytes since the last complete line: they belong to the next
+    /// line that completes (a client sends them with its request's first byte).
+    private var unattachedDescriptors: [Int32] = []
+
     private enum WaitingInput {
-        case line(Data)
+        case line(Data, PassedDescriptors?)
         /// The client passed the line-length cap here; everything after it is discarded.
         case lineTooLong
     }
@@ -243,12 +247,18 @@ final class ControlConnection {
         isClosed = true
         mailbox.close()
         awaitingAnswer = false
+        for descriptor in unattachedDescriptors { Glibc.close(descriptor) }
+        unattachedDescriptors = []
+        waiting = FIFO()
         Glibc.close(fileDescriptor)
         log.debug("control connection \(mailbox.id) closed: \(reason)")
     }
 
     private func readOnce() {
-        let count = readBuffer.withUnsafeMutableBytes { recv(fileDescriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        let received = readBuffer.withUnsafeMutableBytes { DescriptorPassing.receive(socket: fileDescriptor, into: $0, flags: Int32(MSG_DONTWAIT)) }
+        let count = received.count
+        unattachedDescriptors += received.descriptors
+        if received.truncated { log.notice("control connection \(mailbox.id) sent more than \(DescriptorPassing.maximumDescriptors) descriptors at once; the rest were dropped") }
         if count < 0 {
             if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
             return close(reason: "read failed: \(String(cString: strerror(errno)))")
@@ -265,7 +275,9 @@ final class ControlConnection {
             let end = rest.firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? rest.endIndex
             do {
                 for line in try framer.append(rest[..<end]) {
-                    waiting.append(.line(line))
+                    let descriptors = unattachedDescriptors.isEmpty ? nil : PassedDescriptors(unattachedDescriptors)
+                    unattachedDescriptors = []
+                    waiting.append(.line(line, descriptors))
                     waitingBytes += line.count
                 }
             } catch {
@@ -301,11 +313,11 @@ final class ControlConnection {
                 closeWhenFlushed = true
                 waiting = FIFO()
                 waitingBytes = 0
-            case .line(let line):
+            case .line(let line, let descriptors):
                 waitingBytes -= line.count
                 awaitingAnswer = true
                 let handler = handler
-                let context = ControlContext(peer: peer, mailbox: mailbox, queue: queue)
+                let context = ControlContext(peer: peer, mailbox: mailbox, queue: queue, descriptors: descriptors ?? PassedDescriptors([]))
                 let reply = mailbox.replyForNextRequest()
                 queue.async {
                     switch IncomingRequest.parse(line) {

@@ -33,8 +33,23 @@ final class WatchSink: Sendable {
 /// encoded once, and closed sinks are dropped as they are found.
 final class ControlWatchers: Sendable {
     private let sinks = Mutex<[ControlConnectionID: WatchSink]>([:])
+    /// Watchers that are not control connections (the web server's event streams): each
+    /// says whether it wants events now, and takes them as values.
+    private let taps = Mutex<[EventTap]>([])
+
+    struct EventTap: Sendable {
+        let isListening: @Sendable () -> Bool
+        let receive: @Sendable (ControlEvent) -> Void
+    }
 
     init() {}
+
+    /// Adds a watcher that is not a control connection, for the life of the process.
+    func addTap(isListening: @escaping @Sendable () -> Bool, receive: @escaping @Sendable (ControlEvent) -> Void) {
+        taps.withLock { $0.append(EventTap(isListening: isListening, receive: receive)) }
+    }
+
+    private var listeningTaps: [EventTap] { taps.withLock { $0 }.filter { $0.isListening() } }
 
     /// Adds `sink`; adding the same connection's sink again changes nothing.
     func add(_ sink: WatchSink) {
@@ -42,11 +57,12 @@ final class ControlWatchers: Sendable {
     }
 
     /// Open sinks (closed ones are counted until the next broadcast drops them).
-    var count: Int { sinks.withLock { $0.count } }
+    var count: Int { sinks.withLock { $0.count } + listeningTaps.count }
 
     /// Sends `event` to every open sink. Events that cannot be encoded are dropped (events
     /// are hints for displays, never the only copy of anything).
     func broadcast(_ event: ControlEvent) {
+        for tap in listeningTaps { tap.receive(event) }
         let current = sinks.withLock { sinks in
             sinks = sinks.filter { !$0.value.isClosed }
             return Array(sinks.values)

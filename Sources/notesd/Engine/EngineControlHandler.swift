@@ -10,6 +10,8 @@ import Peer
 /// encoded, on the connection's queue, so the engine's queue does only the engine's work.
 struct EngineControlHandler: ControlRequestHandler {
     let engine: EngineShell
+    /// The web server, for `status` and the `web.*` methods (EngineShell+Web.swift).
+    var web: WebControl? = nil
 
     /// Decodes `M`'s params, runs `start` on the engine's queue, and encodes what it
     /// completes with back on the connection's queue.
@@ -41,7 +43,7 @@ struct EngineControlHandler: ControlRequestHandler {
         typealias M = ControlMethods
         switch request.method {
         case M.Status.name:
-            run(M.Status.self, request, context, reply) { engine, _ in try engine.status() }
+            run(M.Status.self, request, context, reply) { [web] engine, _ in try engine.status().withWeb(web) }
         case M.DevicesList.name:
             run(M.DevicesList.self, request, context, reply) { engine, _ in engine.deviceInfos() }
         case M.DevicesRemove.name:
@@ -74,6 +76,10 @@ struct EngineControlHandler: ControlRequestHandler {
             run(M.NotesPurge.self, request, context, reply) { engine, params in try engine.notesPurge(params) }
         case M.NotesHistory.name:
             run(M.NotesHistory.self, request, context, reply) { engine, params in try engine.notesHistory(params) }
+        case M.NotesGetRevision.name:
+            run(M.NotesGetRevision.self, request, context, reply) { engine, params in try engine.notesGetRevision(params) }
+        case M.NotesRestoreRevision.name:
+            run(M.NotesRestoreRevision.self, request, context, reply) { engine, params in try engine.notesRestoreRevision(params) }
         case M.FoldersList.name:
             run(M.FoldersList.self, request, context, reply) { engine, _ in try engine.folderInfos() }
         case M.FoldersCreate.name:
@@ -84,10 +90,27 @@ struct EngineControlHandler: ControlRequestHandler {
             run(M.FoldersMove.self, request, context, reply) { engine, params in try engine.foldersMove(params) }
         case M.FoldersDelete.name:
             run(M.FoldersDelete.self, request, context, reply) { engine, params in try engine.foldersDelete(params) }
+        case M.MarkdownParse.name:
+            run(M.MarkdownParse.self, request, context, reply) { _, params in try EngineCore.markdownParse(params) }
+        case M.MarkdownParseMany.name:
+            run(M.MarkdownParseMany.self, request, context, reply) { engine, params in
+                params.texts.map { text in
+                    do { return MarkdownParseOutcome(result: try EngineCore.markdownParse(MarkdownParseParams(text: text))) } catch {
+                        return MarkdownParseOutcome(error: engine.rpcError(error))
+                    }
+                }
+            }
+        case M.NotesCreateMany.name:
+            run(M.NotesCreateMany.self, request, context, reply) { engine, params in try engine.notesCreateMany(params) }
         case M.Sync.name:
             answer(M.Sync.self, request, context, reply) { engine, params, complete in
                 let token = engine.park(complete) { if case .sync(let result) = $0 { result } else { nil } }
-                engine.request { $0.startSync(params, token: token) }
+                engine.request { $0.startSync(context.transport.capping(params), token: token) }
+            }
+        case M.Backup.name:
+            let descriptor = context.descriptors.take()
+            answer(M.Backup.self, request, context, reply) { engine, params, complete in
+                engine.startBackup(params, descriptor: descriptor, complete: complete)
             }
         case M.Watch.name:
             let sink = context.startWatch()
@@ -95,6 +118,10 @@ struct EngineControlHandler: ControlRequestHandler {
                 engine.watchers.add(sink)
                 complete(.success(WatchResult(events: ControlEvent.knownTypes)))
             }
+        case M.NotesSearch.name:
+            run(M.NotesSearch.self, request, context, reply) { engine, params in try engine.notesSearch(params) }
+        case M.WebLoginToken.name, M.WebSessions.name, M.WebLogoutAll.name:
+            handleWeb(request, context: context, reply: reply)
         default:
             reply(ControlWire.error(id: request.id, .methodNotFound(request.method)))
         }

@@ -10,9 +10,9 @@ final class EngineDaemon: DaemonEngine {
     let engine: EngineShell
     let controlHandler: any ControlRequestHandler
 
-    init(engine: EngineShell) {
+    init(engine: EngineShell, web: WebControl? = nil) {
         self.engine = engine
-        controlHandler = EngineControlHandler(engine: engine)
+        controlHandler = EngineControlHandler(engine: engine, web: web)
     }
 
     /// Opens the data directory's replica and keys and starts serving devices.
@@ -35,7 +35,8 @@ final class EngineDaemon: DaemonEngine {
         try engine.start()
         let notes = engine.queue.sync { (try? engine.replica.noteCount) ?? 0 }
         log.info("device \(identity.deviceID.short) (\(config.name)), \(notes) notes, data in \(config.dataDirectory)")
-        return EngineDaemon(engine: engine)
+        if let web = startup.web { engine.attachWeb(web) }
+        return EngineDaemon(engine: engine, web: startup.web)
     }
 
     func heartbeat() {

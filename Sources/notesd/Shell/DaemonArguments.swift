@@ -8,6 +8,8 @@ enum DaemonCommand: Hashable, Sendable {
     case version
     /// `--help` or `-h`: print `DaemonArguments.help` and exit 0.
     case help
+    /// `--restore-backup FILE [--data-dir DIR]`: install a backup as the library, daemon stopped.
+    case restoreBackup(file: String, dataDirectory: String)
 }
 
 /// A command line `notesd` cannot use; `main` prints the message and the usage, exits 64.
@@ -21,7 +23,10 @@ struct DaemonUsageError: Error, Hashable, Sendable, CustomStringConvertible {
 /// defaults following systemd first, then XDG (docs/systemd.md). Pure: the same arguments and
 /// `ProcessEnvironment` always give the same command or the same error.
 enum DaemonArguments {
-    static let usage = "usage: notesd [--data-dir DIR] [--listen HOST:PORT] [--socket PATH] [--name NAME] [--peer HOST:PORT]... [--no-mdns] [--log-level LEVEL]"
+    static let usage = """
+        usage: notesd [--data-dir DIR] [--listen HOST:PORT] [--socket PATH] [--name NAME] [--peer HOST:PORT]... [--no-mdns] [--web-listen HOST:PORT | --no-web] [--web-root DIR] [--log-level LEVEL]
+               notesd --restore-backup FILE [--data-dir DIR]
+        """
 
     static let help = """
         notesd \(NotesVersion.string): peer-to-peer notes sync daemon; drive it with notesctl.
@@ -37,7 +42,14 @@ enum DaemonArguments {
           --name NAME          this device's name as others show it (default: the host name)
           --peer HOST:PORT     a peer to dial without discovery; repeatable
           --no-mdns            do not publish or browse _notesd._tcp with Avahi
+          --web-listen HOST:PORT  the web app and API, loopback only (default 127.0.0.1:\(WebConfig.defaultPort);
+                               [::1]:PORT for IPv6; a port in use falls back to a free one)
+          --no-web             do not serve the web app and API
+          --web-root DIR       the web app's files (default: share/notesd/web beside the binary's bin/)
           --log-level LEVEL    debug, info (default), notice, warning or error
+          --restore-backup FILE  with notesd stopped: replace the library in the data
+                               directory by the backup FILE (from `notesctl backup`), under a
+                               new replica id; the library it replaces is kept, renamed
           --version            print the version and exit
           --help, -h           print this help and exit
         """
@@ -55,6 +67,10 @@ enum DaemonArguments {
         var peers: [String] = []
         var noMDNS = false
         var logLevel: String?
+        var restoreBackup: String?
+        var webListen: String?
+        var noWeb = false
+        var webRoot: String?
     }
 
     private static func parseOrThrow(_ arguments: [String], environment: ProcessEnvironment) throws(DaemonUsageError) -> DaemonCommand {
@@ -94,12 +110,29 @@ enum DaemonArguments {
             case "--name": options.name = try value()
             case "--peer": options.peers.append(try value())
             case "--log-level": options.logLevel = try value()
+            case "--restore-backup": options.restoreBackup = try value()
+
+            case "--web-listen": options.webListen = try value()
+            case "--web-root": options.webRoot = try value()
+            case "--no-web":
+                guard inline == nil else { throw DaemonUsageError(message: "--no-web takes no value") }
+                options.noWeb = true
             case "--no-mdns":
                 guard inline == nil else { throw DaemonUsageError(message: "--no-mdns takes no value") }
                 options.noMDNS = true
             default:
                 throw DaemonUsageError(message: "unknown option \(name)")
             }
+        }
+        if let file = options.restoreBackup {
+            guard options.listen == nil, options.socket == nil, options.name == nil, options.peers.isEmpty, !options.noMDNS,
+                  options.webListen == nil, !options.noWeb, options.webRoot == nil else {
+                throw DaemonUsageError(message: "--restore-backup takes only --data-dir (and --log-level)")
+            }
+            guard let directory = options.dataDirectory.map({ absolute($0, in: environment) }) ?? defaultDataDirectory(environment) else {
+                throw DaemonUsageError(message: "cannot choose a data directory because $HOME is not set; pass --data-dir DIR")
+            }
+            return .restoreBackup(file: absolute(file, in: environment), dataDirectory: directory)
         }
         return .run(try config(from: options, environment: environment))
     }
@@ -158,7 +191,38 @@ enum DaemonArguments {
 
         return DaemonConfig(
             dataDirectory: dataDirectory, listen: listen, socketPath: socketPath, name: name,
-            staticPeers: peers, mdnsEnabled: !options.noMDNS, logLevel: logLevel)
+            staticPeers: peers, mdnsEnabled: !options.noMDNS, logLevel: logLevel,
+            web: try webConfig(from: options, environment: environment))
+    }
+
+    /// The web server's settings; `nil` with `--no-web`. Only loopback: there is no TLS yet,
+    /// and a session secret must never cross a network in clear text.
+    private static func webConfig(from options: Options, environment: ProcessEnvironment) throws(DaemonUsageError) -> WebConfig? {
+        if options.noWeb {
+            guard options.webListen == nil else { throw DaemonUsageError(message: "--no-web and --web-listen contradict each other; pass one") }
+            return nil
+        }
+        var listen = HostPort(host: "127.0.0.1", port: WebConfig.defaultPort)
+        if let given = options.webListen {
+            switch HostPort.parse(given, allowsPortZero: true) {
+            case .success(let address): listen = address
+            case .failure(let error): throw DaemonUsageError(message: "--web-listen \(error)")
+            }
+            if listen.host == "localhost" { listen.host = "127.0.0.1" }
+            guard listen.host == "127.0.0.1" || listen.host == "::1" else {
+                throw DaemonUsageError(message: "--web-listen \(given): the web server listens only on 127.0.0.1 or [::1], because it has no TLS yet and a session would cross the network in clear text; reach it from another machine through an SSH tunnel (ssh -L)")
+            }
+        }
+        let root: String
+        if let given = options.webRoot {
+            root = absolute(given, in: environment)
+        } else if let binary = environment.executablePath, binary.hasPrefix("/") {
+            root = URL(fileURLWithPath: binary).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("share/notesd/web").standardizedFileURL.path
+        } else {
+            root = "/usr/share/notesd/web"
+        }
+        return WebConfig(listen: listen, root: root)
     }
 
     /// systemd's `StateDirectory=` (first entry), else `$XDG_DATA_HOME/notesd` (absolute

@@ -26,6 +26,18 @@ struct DaemonConfig: Hashable, Sendable {
     /// `false` with `--no-mdns`: neither publish nor browse `_notesd._tcp`.
     var mdnsEnabled: Bool
     var logLevel: LogLevel
+    /// The local web server; `nil` with `--no-web`.
+    var web: WebConfig? = nil
+}
+
+/// Where the web server listens and what it serves (docs/web.md).
+struct WebConfig: Hashable, Sendable {
+    /// The web server's TCP port: the sync port's neighbour.
+    static let defaultPort: UInt16 = 7480
+    /// Loopback only (checked by `DaemonArguments`); port 0 lets the kernel pick.
+    var listen: HostPort
+    /// Absolute path of the app's files (`--web-root`).
+    var root: String
 }
 
 /// How much the daemon logs, in syslog's order (RFC 5424 §6.2.1), least severe first.
@@ -56,6 +68,9 @@ struct ProcessEnvironment: Sendable {
     var passwordHome: String?
     /// For making relative `--data-dir` and `--socket` paths absolute.
     var currentDirectory: String
+    /// The running binary (`/proc/self/exe`): the default web root sits beside it, in
+    /// `../share/notesd/web`. `nil` when unknown.
+    var executablePath: String? = nil
 
     static func current() -> ProcessEnvironment {
         var name = [CChar](repeating: 0, count: 256)
@@ -63,6 +78,7 @@ struct ProcessEnvironment: Sendable {
         let passwordHome = getpwuid(getuid()).flatMap { $0.pointee.pw_dir.map { String(cString: $0) } }
         return ProcessEnvironment(
             variables: ProcessInfo.processInfo.environment, userID: getuid(), hostName: hostName,
-            passwordHome: passwordHome, currentDirectory: FileManager.default.currentDirectoryPath)
+            passwordHome: passwordHome, currentDirectory: FileManager.default.currentDirectoryPath,
+            executablePath: try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
     }
 }

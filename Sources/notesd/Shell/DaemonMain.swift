@@ -29,6 +29,8 @@ struct DaemonStartup: Sendable {
     /// Sockets systemd passed other than the control socket (e.g. a sync listener named
     /// `sync`); the engine adopts or closes them.
     let otherActivatedSockets: [ActivatedSocket]
+    /// The web server, bound but not serving yet; the engine attaches to it. `nil` with `--no-web`.
+    var web: WebControl? = nil
 }
 
 /// The exit statuses of `notesd`.
@@ -56,6 +58,11 @@ enum DaemonMain {
     /// `serve` for the stop signal, which a signal source on a serial queue delivers.
     static func main(startEngine: StartEngine) -> Never {
         SignalWatcher.ignoreBrokenPipes()
+        // Every file and directory notesd creates (database, WAL, shared memory, keys,
+        // backups) is private to its user whatever umask it was started with; SQLite creates
+        // its -wal and -shm files with the database's mode, so this covers them too. The
+        // control socket's mode is set explicitly (ControlListener).
+        umask(0o077)
         let environment = ProcessEnvironment.current()
         switch DaemonArguments.parse(Array(CommandLine.arguments.dropFirst()), environment: environment) {
         case .failure(let error):
@@ -67,6 +74,8 @@ enum DaemonMain {
         case .success(.version):
             print("notesd \(NotesVersion.string)")
             exit(DaemonExitStatus.success.rawValue)
+        case .success(.restoreBackup(let file, let directory)):
+            exit(RestoreBackupCommand.run(file: file, dataDirectory: directory).rawValue)
         case .success(.run(let config)):
             let log = Log.standardError(level: config.logLevel, environment: environment.variables)
             let stop = StopLatch()
@@ -87,7 +96,7 @@ enum DaemonMain {
         waitForStop: () -> Void
     ) -> DaemonExitStatus {
         do {
-            try DataDirectory.prepare(config.dataDirectory)
+            if let warning = try DataDirectory.prepare(config.dataDirectory) { log.warning(warning) }
         } catch {
             log.error(error.description)
             return .failure
@@ -115,13 +124,24 @@ enum DaemonMain {
             return .failure
         }
 
+        // The web port is bound before the engine too, so `status` knows it from the start.
+        let web: WebControl?
+        do {
+            web = try config.web.map { try WebControl.bind($0, log: log) }
+        } catch {
+            log.error("\(error)")
+            listener.close()
+            return .failure
+        }
+
         let notifier = SystemdNotifier(environment: environment)
         let engine: any DaemonEngine
         do {
-            engine = try startEngine(DaemonStartup(config: config, log: log, notifier: notifier, otherActivatedSockets: otherSockets))
+            engine = try startEngine(DaemonStartup(config: config, log: log, notifier: notifier, otherActivatedSockets: otherSockets, web: web))
         } catch {
             log.error("cannot start: \(error)")
             listener.close()
+            if let web { close(web.listener.fileDescriptor) }
             return .failure
         }
 
@@ -135,7 +155,18 @@ enum DaemonMain {
             return .failure
         }
 
-        notify(log) { try notifier.ready(status: "Serving \(server.path)") }
+        if let web {
+            do {
+                try web.start(handler: engine.controlHandler)
+            } catch {
+                log.error("\(error)")
+                server.stop()
+                engine.shutdown()
+                return .failure
+            }
+        }
+
+        notify(log) { try notifier.ready(status: "Serving \(server.path)" + (web.map { ", web app on \($0.url)" } ?? "")) }
         let watchdog = Watchdog.start(notifier: notifier, engine: engine, log: log)
 
         waitForStop()
@@ -143,6 +174,7 @@ enum DaemonMain {
         // The watchdog first, so that no ping follows STOPPING=1.
         watchdog?.stop()
         notify(log) { try notifier.stopping() }
+        web?.stop()
         server.stop()
         engine.shutdown()
         log.info("stopped")

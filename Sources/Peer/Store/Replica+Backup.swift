@@ -1,0 +1,268 @@
+import CSQLite
+import Foundation
+import Merge
+
+/// Why a file cannot be restored as this device's library, saying what the file is.
+public enum BackupRestoreError: Error, Equatable, CustomStringConvertible {
+    case missing(path: String)
+    /// Not SQLite at all; `looksLike` says what it seems to be.
+    case notSQLite(path: String, looksLike: String)
+    /// SQLite, but without notesd's tables.
+    case notNotesd(path: String, tables: [String])
+    case newerSchema(path: String, version: Int, known: Int)
+    /// A notesd database that names no household (not made by `notesctl backup`).
+    case noHousehold(path: String)
+    case otherHousehold(path: String, theirs: String, ours: String)
+    case damaged(path: String, problems: [String])
+
+    public var description: String {
+        switch self {
+        case .missing(let path): "\(path) does not exist"
+        case .notSQLite(let path, let looksLike):
+            "\(path) is not a notesd backup: it is not a SQLite database at all (\(looksLike))"
+        case .notNotesd(let path, let tables):
+            "\(path) is a SQLite database but not a notesd one (its tables: \(tables.isEmpty ? "none" : tables.prefix(6).joined(separator: ", ")))"
+        case .newerSchema(let path, let version, let known):
+            "\(path) is a notesd database of schema \(version), newer than this notesd knows (\(known)); restore it with a newer notesd"
+        case .noHousehold(let path):
+            "\(path) is a notesd database with no household id, so it cannot be told apart from another household's; restore only copies made by `notesctl backup`"
+        case .otherHousehold(let path, let theirs, let ours):
+            "\(path) is a backup of another household (\(theirs.prefix(8))); this device is in household \(ours.prefix(8)). Restore it with that household's data directory, or pick a backup of this household"
+        case .damaged(let path, let problems):
+            "\(path) is a damaged notesd database (\(problems.prefix(3).joined(separator: "; "))); pick another backup"
+        }
+    }
+}
+
+/// What a backup holds, read without changing it.
+public struct BackupDescription: Sendable, Equatable {
+    public let replica: ReplicaID
+    public let household: String?
+    public let offered: UInt64
+    /// The replica's own top log entry in the copy.
+    public let sequence: UInt64
+    public let schemaVersion: Int
+}
+
+/// What `restoreBackup` did.
+public struct BackupRestoreReport: Sendable, Equatable {
+    public let oldReplica: ReplicaID
+    public let newReplica: ReplicaID
+    /// Own entries above the copy's `offered` mark, dropped: the household sends back whatever
+    /// replaced them.
+    public let droppedEntries: Int
+    /// Where the library that was replaced now is (nil when there was none).
+    public let previousLibrary: String?
+}
+
+/// Backups (docs/architecture.md, "Backups"): the household id kept in the database so a
+/// copy can be told apart, and installing a copy under a new replica id.
+extension Replica {
+    /// The household this database belongs to (`meta.household`; the key stays in its file).
+    public func recordHousehold(_ id: String) throws {
+        guard try household() != id else { return }
+        try database.transaction {
+            try database.run(
+                "INSERT INTO meta (key, value) VALUES ('household', ?1) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [.text(id)])
+        }
+    }
+
+    public func household() throws -> String? {
+        try database.first("SELECT value FROM meta WHERE key = 'household'") { $0.text(0) }
+    }
+
+    /// Reads a backup's identity, refusing what is not a notesd database, saying what it is.
+    public static func describeBackup(at path: String) throws -> BackupDescription {
+        guard FileManager.default.fileExists(atPath: path) else { throw BackupRestoreError.missing(path: path) }
+        var head: [UInt8] = []
+        if let handle = FileHandle(forReadingAtPath: path) {
+            head = [UInt8]((try? handle.read(upToCount: 64)) ?? Data())
+            try? handle.close()
+        }
+        let magic: [UInt8] = Array("SQLite format 3".utf8) + [0]
+        guard head.starts(with: magic) else {
+            throw BackupRestoreError.notSQLite(path: path, looksLike: Self.looksLike(head))
+        }
+        let database: Database
+        let tables: [String]
+        do {
+            database = try Database(path: path, readOnly: true)
+            tables = try database.rows("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name") { $0.text(0) }
+        } catch let error as SQLiteError {
+            throw BackupRestoreError.damaged(path: path, problems: [error.message])
+        }
+        guard ["meta", "log", "vector", "revisions", "heads"].allSatisfy(tables.contains),
+              let rawReplica = try database.first("SELECT value FROM meta WHERE key = 'replica'", [], { $0.blob(0) }),
+              let replica = RecordID(bytes: rawReplica).map(ReplicaID.init)
+        else { throw BackupRestoreError.notNotesd(path: path, tables: tables) }
+        let version = try database.userVersion
+        guard version <= Schema.migrations.count else {
+            throw BackupRestoreError.newerSchema(path: path, version: version, known: Schema.migrations.count)
+        }
+        let problems = try database.check()
+        guard problems.isEmpty else { throw BackupRestoreError.damaged(path: path, problems: problems) }
+        let household = try database.first("SELECT value FROM meta WHERE key = 'household'") { $0.text(0) }
+        let offered = try database.first("SELECT value FROM meta WHERE key = 'offered'") { UInt64(bitPattern: $0.int(0)) } ?? 0
+        let sequence = try database.first("SELECT seq FROM vector WHERE replica = ?1", [.blob(replica.raw.bytes)]) {
+            UInt64(bitPattern: $0.int(0))
+        } ?? 0
+        return BackupDescription(replica: replica, household: household, offered: offered, sequence: sequence, schemaVersion: version)
+    }
+
+    private static func looksLike(_ head: [UInt8]) -> String {
+        if head.isEmpty { return "it is empty" }
+        if head.starts(with: [0x1F, 0x8B]) { return "it looks like a gzip file" }
+        if head.starts(with: Array("PK".utf8)) { return "it looks like a zip file" }
+        if head.allSatisfy({ $0 == 9 || $0 == 10 || $0 == 13 || (32..<127).contains($0) || $0 >= 0x80 }) {
+            return "it looks like text: \"\(String(decoding: head.prefix(24), as: UTF8.self).replacingOccurrences(of: "\n", with: " "))…\""
+        }
+        return "its first bytes are \(Hex.encode(Array(head.prefix(8))))"
+    }
+
+    /// Installs the backup at `file` as the library at `databasePath`, with the daemon stopped
+    /// (it takes the daemon's lock). The copy gets a new replica id; its own entries above its
+    /// `offered` mark are dropped and its vector for the old id lowered to that mark, because
+    /// the device may since have replaced them under the same (replica, seq) and sent those
+    /// out: the household then sends the newer versions back. The library it replaces is kept
+    /// next to it, renamed.
+    public static func restoreBackup(
+        from file: String, toDatabase databasePath: String, household: String, now: UInt64,
+        randomBytes: @escaping (Int) -> [UInt8] = Replica.systemRandomBytes
+    ) throws -> BackupRestoreReport {
+        let daemonLock = try FileLock(path: databasePath + ".lock")
+        let description = try describeBackup(at: file)
+        guard let theirs = description.household else { throw BackupRestoreError.noHousehold(path: file) }
+        guard theirs == household else { throw BackupRestoreError.otherHousehold(path: file, theirs: theirs, ours: household) }
+
+        let staging = databasePath + ".restoring"
+        for suffix in ["", "-wal", "-shm", "-journal", ".lock"] { unlink(staging + suffix) }
+        try copyFile(file, to: staging)
+        let newReplica = ReplicaID(RecordID(bytes: randomBytes(16))!)
+        let (dropped, affected): (Int, [(RecordID, RecordKind)])
+        do {
+            let database = try Database(path: staging)
+            (dropped, affected) = try database.transaction {
+                try forgetUnofferedEntries(in: database, of: description.replica, above: description.offered, newReplica: newReplica)
+            }
+            try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        do {
+            let replica = try Replica(path: staging, randomBytes: randomBytes)
+            precondition(replica.replicaID == newReplica, "the staged copy carries the new replica id")
+            try replica.write {
+                for (record, kind) in affected { try replica.materialize(record, kind: kind) }
+                for table in ["notes", "folders", "devices"] {
+                    try replica.database.run("DELETE FROM \(table) WHERE id NOT IN (SELECT record FROM heads)")
+                }
+                // The search index is derived from the notes: rebuilt from what remains.
+                try replica.setMeta("search_index", 0)
+            }
+            try replica.buildSearchIndexIfNeeded()
+            let problems = try replica.integrityProblems()
+            guard problems.isEmpty else { throw BackupRestoreError.damaged(path: file, problems: problems) }
+            try replica.database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        unlink(staging + ".lock")
+        var previous: String?
+        if FileManager.default.fileExists(atPath: databasePath) {
+            let aside = databasePath + ".before-restore-\(now)"
+            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: databasePath + suffix) {
+                guard rename(databasePath + suffix, aside + suffix) == 0 else {
+                    throw SystemError(operation: "move \(databasePath + suffix) aside", code: errno)
+                }
+            }
+            previous = aside
+        }
+        for suffix in ["-wal", "-shm"] { unlink(staging + suffix) }
+        guard rename(staging, databasePath) == 0 else { throw SystemError(operation: "install \(staging) as \(databasePath)", code: errno) }
+        withExtendedLifetime(daemonLock) {}
+        return BackupRestoreReport(
+            oldReplica: description.replica, newReplica: newReplica, droppedEntries: dropped, previousLibrary: previous)
+    }
+
+    /// A byte copy, mode 0600, flushed to disk.
+    static func copyFile(_ source: String, to destination: String) throws {
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw SystemError(operation: "open \(source)", code: errno) }
+        defer { close(input) }
+        let output = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard output >= 0 else { throw SystemError(operation: "create \(destination)", code: errno) }
+        defer { close(output) }
+        try copyBytes(from: input, to: output, what: destination)
+    }
+
+    /// Copies everything `input` has left into `output` and flushes it (`fsync`).
+    public static func copyBytes(from input: Int32, to output: Int32, what: String) throws {
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw SystemError(operation: "read for \(what)", code: errno)
+            }
+            if count == 0 { break }
+            var offset = 0
+            while offset < count {
+                let written = buffer.withUnsafeBytes { Glibc.write(output, $0.baseAddress! + offset, count - offset) }
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw SystemError(operation: "write \(what)", code: errno)
+                }
+                offset += written
+            }
+        }
+        guard fsync(output) == 0 else { throw SystemError(operation: "flush \(what)", code: errno) }
+    }
+
+    /// In the staged copy: the new replica id, and the old replica's entries above `offered`
+    /// gone with the revisions only they named (and whatever blocks only those used), the
+    /// vector lowered to `offered`, and heads recomputed. Returns how many entries were
+    /// dropped and the records whose state must be materialised again.
+    private static func forgetUnofferedEntries(
+        in database: Database, of old: ReplicaID, above offered: UInt64, newReplica: ReplicaID
+    ) throws -> (Int, [(RecordID, RecordKind)]) {
+        let entries = try database.rows(
+            "SELECT seq, revision FROM log WHERE replica = ?1 AND seq > ?2 ORDER BY seq DESC",
+            [.blob(old.raw.bytes), .integer(Int64(bitPattern: offered))]
+        ) { (UInt64($0.int(0)), Hash256(bytes: $0.blob(1))!) }
+        var affected: [RecordID: RecordKind] = [:]
+        for (seq, revision) in entries {
+            try database.run("DELETE FROM log WHERE replica = ?1 AND seq = ?2", [.blob(old.raw.bytes), .integer(Int64(seq))])
+            // A derived revision (a conflict copy) may be named by a peer's entry too: it stays.
+            let stillNamed = try database.first("SELECT 1 FROM log WHERE revision = ?1", [.blob(revision.bytes)]) { _ in true } ?? false
+            guard !stillNamed,
+                  let row = try database.first("SELECT record, kind, body, purged FROM revisions WHERE id = ?1", [.blob(revision.bytes)], {
+                      (RecordID(bytes: $0.blob(0))!, RecordKind(rawValue: UInt8($0.int(1))) ?? .note, Replica.hashes($0.blob(2)), $0.int(3) != 0)
+                  })
+            else { continue }
+            affected[row.0] = row.1
+            if !row.3 {
+                for hash in Set(row.2) {
+                    try database.run("UPDATE blocks SET refs = refs - 1 WHERE hash = ?1", [.blob(hash.bytes)])
+                    try database.run("DELETE FROM blocks WHERE hash = ?1 AND refs <= 0", [.blob(hash.bytes)])
+                }
+            }
+            try database.run("DELETE FROM heads WHERE revision = ?1", [.blob(revision.bytes)])
+            try database.run("DELETE FROM revisions WHERE id = ?1", [.blob(revision.bytes)])
+        }
+        for (record, kind) in affected {
+            try database.run("DELETE FROM heads WHERE record = ?1", [.blob(record.bytes)])
+            let rows = try database.rows("SELECT id, parents FROM revisions WHERE record = ?1", [.blob(record.bytes)]) {
+                (Hash256(bytes: $0.blob(0))!, Replica.hashes($0.blob(1)))
+            }
+            let parents = Set(rows.flatMap(\.1))
+            for (id, _) in rows where !parents.contains(id) {
+                try database.run(
+                    "INSERT INTO heads (record, revision, kind) VALUES (?1, ?2, ?3)",
+                    [.blob(record.bytes), .blob(id.bytes), .integer(Int64(kind.rawValue))])
+            }
+        }
+        if !entries.isEmpty {
+            try database.run("UPDATE vector SET seq = ?2 WHERE replica = ?1", [.blob(old.raw.bytes), .integer(Int64(bitPattern: offered))])
+        }
+        try database.run("UPDATE meta SET value = ?1 WHERE key = 'replica'", [.blob(newReplica.raw.bytes)])
+        // Marks about the old replica's own entries mean nothing for the new one.
+        try database.run("DELETE FROM meta WHERE key IN ('offered', 'sealed')")
+        return (entries.count, affected.map { ($0.key, $0.value) }.sorted { $0.0 < $1.0 })
+    }
+}

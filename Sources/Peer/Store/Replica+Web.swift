@@ -1,0 +1,181 @@
+import Merge
+
+/// A web session as stored: the hash of its secret, never the secret (docs/web.md).
+public struct StoredWebSession: Hashable, Sendable {
+    public var hash: String
+    /// Milliseconds since 1970.
+    public var created: Int64
+    public var lastUsed: Int64
+
+    public init(hash: String, created: Int64, lastUsed: Int64) {
+        self.hash = hash
+        self.created = created
+        self.lastUsed = lastUsed
+    }
+}
+
+/// One `searchNotes` hit.
+public struct SearchResult: Hashable, Sendable {
+    public let note: NoteSummary
+    /// Words around the best match; matched words between `\u{2}` and `\u{3}`.
+    public let snippet: String
+    /// bm25 (lower is better; title words weigh ten times body words).
+    public let rank: Double
+}
+
+extension Replica {
+    // MARK: - Web sessions (local, never synced)
+
+    public func webSessions() throws -> [StoredWebSession] {
+        try database.rows("SELECT hash, created, last_used FROM web_sessions ORDER BY created") { row in
+            StoredWebSession(hash: row.text(0), created: row.int(1), lastUsed: row.int(2))
+        }
+    }
+
+    public func saveWebSession(_ session: StoredWebSession) throws {
+        try database.run(
+            """
+            INSERT INTO web_sessions (hash, created, last_used) VALUES (?1, ?2, ?3)
+            ON CONFLICT(hash) DO UPDATE SET last_used = max(last_used, excluded.last_used)
+            """, [.text(session.hash), .integer(session.created), .integer(session.lastUsed)])
+    }
+
+    public func deleteWebSessions(_ hashes: [String]) throws {
+        try database.transaction {
+            for hash in hashes { try database.run("DELETE FROM web_sessions WHERE hash = ?1", [.text(hash)]) }
+        }
+    }
+
+    // MARK: - Full-text search
+
+    /// Indexes (or re-indexes) a materialised note's title and body text. Runs inside the
+    /// transaction that wrote the note, so the index never disagrees with the notes.
+    func indexForSearch(_ id: NoteID, title: String, body: [BlockHash]) throws {
+        // U+0002 and U+0003 mark the matches in snippets: a note's own are dropped, so a note
+        // cannot fake a highlight.
+        func unmarked(_ text: String) -> String { text.filter { $0 != "\u{2}" && $0 != "\u{3}" } }
+        let text = try blocks(body).map(\.text).joined(separator: "\n")
+        try removeFromSearch(id)
+        try database.run("INSERT INTO note_search (note, title, body) VALUES (?1, ?2, ?3)", [.blob(id.bytes), .text(unmarked(title)), .text(unmarked(text))])
+        let doc = try database.first("SELECT last_insert_rowid()") { $0.int(0) } ?? 0
+        try database.run("INSERT INTO note_search_docs (note, doc) VALUES (?1, ?2)", [.blob(id.bytes), .integer(doc)])
+    }
+
+    func removeFromSearch(_ id: NoteID) throws {
+        guard let doc = try database.first("SELECT doc FROM note_search_docs WHERE note = ?1", [.blob(id.bytes)], { $0.int(0) }) else { return }
+        try database.run("DELETE FROM note_search WHERE rowid = ?1", [.integer(doc)])
+        try database.run("DELETE FROM note_search_docs WHERE note = ?1", [.blob(id.bytes)])
+    }
+
+    /// Indexes the notes a catch-up materialised: during one, each note is only recorded in
+    /// `search_pending` (indexing 10,000 notes inside the catch-up's transactions tripled its
+    /// time, docs/benchmarks.md); this indexes them, or removes those gone since, in one
+    /// transaction. Run once the catch-up ends, and at start after one was cut short.
+    func indexPendingSearch() throws {
+        let pending = try database.rows("SELECT note FROM search_pending") { RecordID(bytes: $0.blob(0))! }
+        guard !pending.isEmpty else { return }
+        try write {
+            for id in pending {
+                if let (title, body) = try database.first("SELECT title, body FROM notes WHERE id = ?1", [.blob(id.bytes)], { ($0.text(0), Self.hashes($0.blob(1))) }) {
+                    try indexForSearch(id, title: title, body: body)
+                } else {
+                    try removeFromSearch(id)
+                }
+            }
+            try database.execute("DELETE FROM search_pending")
+        }
+    }
+
+    /// Notes waiting to be indexed (a catch-up is under way, or ended a moment ago).
+    public var notesAwaitingSearchIndex: Int {
+        get throws { try database.first("SELECT count(*) FROM search_pending") { $0.int(0) }.map(Int.init) ?? 0 }
+    }
+
+    /// Indexes every note once, for a library created before search existed (the migration
+    /// leaves `search_index = 0`): one transaction, so an interrupted start redoes it.
+    func buildSearchIndexIfNeeded() throws {
+        guard try database.first("SELECT value FROM meta WHERE key = 'search_index'", [], { $0.int(0) }) == 0 else { return }
+        try database.transaction {
+            try database.execute("DELETE FROM note_search; DELETE FROM note_search_docs; DELETE FROM search_pending;")
+            let notes = try database.rows("SELECT id, title, body FROM notes") { row in
+                (RecordID(bytes: row.blob(0))!, row.text(1), Self.hashes(row.blob(2)))
+            }
+            for (id, title, body) in notes { try indexForSearch(id, title: title, body: body) }
+            try setMeta("search_index", 1)
+        }
+    }
+
+    /// The FTS5 expression for what a person typed: every word quoted (so no input is a
+    /// syntax error) and a prefix (`quin` finds "quinces"); all words must match. Empty when
+    /// the query has no words.
+    ///
+    /// Control characters separate words too (FTS5 reads the expression as a C string, so a
+    /// NUL inside a word would end it mid-quote), and only the first `searchWordLimit` words,
+    /// each cut to `searchWordLength` characters, count: a huge query cannot stall the engine.
+    public static func searchExpression(_ query: String) -> String {
+        query.split(whereSeparator: { $0.isWhitespace || $0.unicodeScalars.contains { $0.properties.generalCategory == .control } })
+            .prefix(searchWordLimit)
+            .map { word in "\"" + word.prefix(searchWordLength).replacingOccurrences(of: "\"", with: "\"\"") + "\"*" }
+            .joined(separator: " ")
+    }
+
+    public static let searchWordLimit = 32
+    public static let searchWordLength = 100
+
+    /// Notes outside the Trash whose title or body text matches every word of `query`,
+    /// best first (bm25), at most `limit`; `folder` (`.some(nil)`: Uncategorized) and `tag`
+    /// filter as `listNotes` does.
+    public func searchNotes(_ query: String, limit: Int, folder: FolderID?? = nil, tag: String? = nil) throws -> [SearchResult] {
+        let expression = Self.searchExpression(query)
+        guard !expression.isEmpty, limit > 0 else { return [] }
+        // The summary's columns come with the hit, so the folder tree is resolved once per
+        // search, not once per hit.
+        let columns = Self.summaryColumns.split(separator: ",").map { "n." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+        var sql = """
+            SELECT \(columns), s.rank, snippet(note_search, -1, char(2), char(3), '…', 16)
+            FROM note_search s JOIN notes n ON n.id = s.note
+            WHERE note_search MATCH ?1 AND s.rank MATCH 'bm25(0.0, 10.0, 1.0)' AND n.trashed = 0
+            """
+        var values: [SQLValue] = [.text(expression)]
+        if let tag {
+            sql += " AND EXISTS (SELECT 1 FROM note_tags t WHERE t.note = n.id AND t.tag = ?2)"
+            values.append(.text(tag))
+        }
+        // `ORDER BY rank` lets FTS5 hand rows over best first, so the snippets of rows past
+        // the limit are never made (with a computed score SQLite would sort every match,
+        // snippet included). A folder filter needs the resolved folder (a note in a deleted
+        // folder shows as Uncategorized), so it applies after the query and the limit after it.
+        sql += " ORDER BY s.rank" + (folder == nil ? " LIMIT \(limit)" : "")
+        let tree = FolderTree.resolve(try liveFolders())
+        var results: [SearchResult] = []
+        try database.statement(sql).forEach(values) { row in
+            guard results.count < limit else { return }
+            let id = RecordID(bytes: row.blob(0))!
+            let tags = try database.rows("SELECT tag FROM note_tags WHERE note = ?1", [.blob(id.bytes)]) { $0.text(0) }
+            let summary = Self.summary(row, tree: tree, tags: [id: tags])
+            if let folder, summary.folder != folder { return }
+            results.append(SearchResult(note: summary, snippet: row.text(10), rank: row.double(9)))
+        }
+        return results
+    }
+
+    /// FTS5's own check of the search index against its content (`PRAGMA integrity_check`
+    /// does not look inside virtual tables); empty when healthy.
+    func searchIndexProblems() throws -> [String] {
+        var problems: [String] = []
+        do {
+            try database.run("INSERT INTO note_search (note_search, rank) VALUES ('integrity-check', 1)")
+        } catch {
+            problems.append("search index: \(error)")
+        }
+        let notes = try database.first("SELECT count(*) FROM notes") { $0.int(0) } ?? 0
+        let indexed = try database.first("SELECT count(*) FROM note_search_docs") { $0.int(0) } ?? 0
+        let documents = try database.first("SELECT count(*) FROM note_search") { $0.int(0) } ?? 0
+        // While notes wait to be indexed after a catch-up, the counts differ by design.
+        let pending = try database.first("SELECT count(*) FROM search_pending") { $0.int(0) } ?? 0
+        if pending == 0 && notes != indexed || indexed != documents {
+            problems.append("search index: \(notes) notes, \(indexed) indexed, \(documents) documents")
+        }
+        return problems
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Merge
+import Testing
+@testable import Peer
+import TestSupport
+
+/// Nested transactions are savepoints: an inner failure the outer body catches undoes only the
+/// inner writes, on disk and in the replica's in-memory clock, vector and `offered` mark.
+@Suite struct TransactionTests {
+    private struct Planned: Error {}
+
+    @Test func aCaughtInnerFailureRollsBackOnlyTheInnerWrites() throws {
+        let directory = try TemporaryDirectory()
+        let database = try Database(path: directory.file("t.db"))
+        try database.execute("CREATE TABLE t (v TEXT NOT NULL)")
+        try database.transaction {
+            try database.run("INSERT INTO t (v) VALUES ('outer before')")
+            do {
+                try database.transaction {
+                    try database.run("INSERT INTO t (v) VALUES ('inner')")
+                    throw Planned()
+                }
+            } catch is Planned {}
+            try database.run("INSERT INTO t (v) VALUES ('outer after')")
+        }
+        let values = try database.rows("SELECT v FROM t ORDER BY rowid") { $0.text(0) }
+        // Joining the outer transaction (the old behaviour) would have kept 'inner' too.
+        #expect(values == ["outer before", "outer after"])
+    }
+
+    @Test func anInnerSuccessCommitsWithTheOuterAndAnOuterFailureUndoesBoth() throws {
+        let directory = try TemporaryDirectory()
+        let database = try Database(path: directory.file("t.db"))
+        try database.execute("CREATE TABLE t (v TEXT NOT NULL)")
+        #expect(throws: Planned.self) {
+            try database.transaction {
+                try database.transaction { try database.run("INSERT INTO t (v) VALUES ('inner')") }
+                throw Planned()
+            }
+        }
+        #expect(try database.first("SELECT count(*) FROM t") { $0.int(0) } == 0)
+        try database.transaction {
+            try database.transaction { try database.run("INSERT INTO t (v) VALUES ('inner')") }
+        }
+        #expect(try database.rows("SELECT v FROM t") { $0.text(0) } == ["inner"])
+        #expect(!database.isInTransaction)
+    }
+
+    @Test func aCaughtNestedWriteFailureRestoresTheReplicasMemory() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("notes.db")
+        let replica = try Replica(path: path, randomBytes: SeededBytes.source(seed: 7))
+        let kept = try replica.createNote(title: "kept", body: paragraphs(["a"]), now: 1_000)
+        try replica.markOffered()
+        var failedNote: NoteID?
+        let (clockBefore, vectorBefore, offeredBefore) = (replica.clock, replica.vector, replica.offeredSeq)
+        try replica.inOneTransaction {
+            do {
+                try replica.write {
+                    failedNote = try replica.createNote(title: "lost", body: paragraphs(["b"]), now: 9_000_000)
+                    try replica.markOffered()
+                    throw Planned()
+                }
+            } catch is Planned {}
+            #expect(replica.vector == vectorBefore)
+            #expect(replica.offeredSeq == offeredBefore)
+            #expect(replica.clock == clockBefore)
+            try replica.editNote(kept, NoteEdit(title: "kept, edited"), now: 2_000)
+        }
+        let lost = try #require(failedNote)
+        #expect(try replica.note(lost) == nil)
+        #expect(try replica.note(kept)?.title == "kept, edited")
+        // The next own entry follows the last committed one: no gap, no reused seq.
+        #expect(replica.vector[replica.replicaID] == vectorBefore[replica.replicaID] + 1)
+        #expect(replica.lastChanges.notes.keys.contains(kept) && !replica.lastChanges.notes.keys.contains(lost))
+        #expect(try replica.integrityProblems() == [])
+        let storedSeq = try replica.database.first(
+            "SELECT seq FROM vector WHERE replica = ?1", [.blob(replica.replicaID.raw.bytes)]) { UInt64($0.int(0)) }
+        #expect(storedSeq == replica.vector[replica.replicaID])
+        let storedOffered = try replica.database.first("SELECT value FROM meta WHERE key = 'offered'") { UInt64($0.int(0)) }
+        #expect(storedOffered == replica.offeredSeq)
+    }
+}
