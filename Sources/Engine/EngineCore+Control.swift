@@ -28,7 +28,7 @@ extension EngineCore {
         }
     }
 
-    public static func controlKind(_ kind: Peer.RecordKind) -> Control.RecordKind {
+    public static func controlKind(_ kind: RecordKind) -> ReferenceKind {
         switch kind {
         case .note: .note
         case .folder: .folder
@@ -104,7 +104,7 @@ extension EngineCore {
 
     /// Summaries of a whole listing: short forms among every note id, paths of every folder
     /// (no note counts).
-    func noteSummaries(_ notes: [Peer.NoteSummary]) throws -> [Control.NoteSummary] {
+    func noteSummaries(_ notes: [NoteRow]) throws -> [Control.NoteSummary] {
         noteSummaries(
             notes, shortForms: Self.shortForms(try replica.noteIDs().map(\.description)),
             paths: try replica.folderPaths().mapValues { $0.joined(separator: "/") })
@@ -112,7 +112,7 @@ extension EngineCore {
 
     /// Summaries of a page: each short form from the note's id neighbours, each path from its
     /// folder's ancestors, so the page costs its own notes.
-    func pagedNoteSummaries(_ notes: [Peer.NoteSummary]) throws -> [Control.NoteSummary] {
+    func pagedNoteSummaries(_ notes: [NoteRow]) throws -> [Control.NoteSummary] {
         var shorts: [String: String] = [:]
         var paths: [FolderID: String] = [:]
         for note in notes {
@@ -123,7 +123,7 @@ extension EngineCore {
         return noteSummaries(notes, shortForms: shorts, paths: paths)
     }
 
-    func noteSummaries(_ notes: [Peer.NoteSummary], shortForms shorts: [String: String], paths: [FolderID: String]) -> [Control.NoteSummary] {
+    func noteSummaries(_ notes: [NoteRow], shortForms shorts: [String: String], paths: [FolderID: String]) -> [Control.NoteSummary] {
         notes.map { note in
             Control.NoteSummary(
                 id: note.id.description, short: shorts[note.id.description] ?? String(note.id.description.prefix(8)),
@@ -214,11 +214,7 @@ extension EngineCore {
             }
         }
         edit.body = try updateBody(params, id: id, baseHeads: base)
-        do {
-            try replica.editNote(id, edit, basedOn: base, now: now)
-        } catch ReplicaError.invalid(let message) where message.contains("baseHeads") {
-            throw RPCError.invalidParams(message)
-        }
+        try replica.editNote(id, edit, basedOn: base, now: now)
         committed(.local)
         return try noteSummary(id)
     }
@@ -373,7 +369,7 @@ extension EngineCore {
     public func status() throws -> StatusResult {
         StatusResult(
             version: NotesVersion.string, started: Timestamp(millisecondsSince1970: Int64(started)),
-            device: Control.DeviceIdentity(id: identity.deviceID.description, short: identity.deviceID.short, name: settings.deviceName),
+            device: DeviceLabel(id: identity.deviceID.description, short: identity.deviceID.short, name: settings.deviceName),
             household: removedFromHousehold == nil ? householdInfo() : nil, listen: listenAddresses.map(\.description), controlSocket: settings.controlSocket,
             dataDir: settings.dataDirectory, discovery: discovery, peers: peerStatuses(),
             counters: SyncCounters(

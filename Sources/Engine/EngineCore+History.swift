@@ -44,7 +44,7 @@ extension EngineCore {
     }
 
     func historyEntry(
-        _ entry: Peer.HistoryEntry, parent: Peer.HistoryEntry?, authors: [ReplicaID: (id: DeviceID, name: String)]
+        _ entry: StoredRevision, parent: StoredRevision?, authors: [ReplicaID: (id: DeviceID, name: String)]
     ) -> Control.HistoryEntry {
         let author = authors[entry.author]
         return Control.HistoryEntry(
@@ -55,7 +55,7 @@ extension EngineCore {
     }
 
     /// What a revision changed against its first parent (docs/control-protocol.md, `notes.history`).
-    static func changes(_ entry: Peer.HistoryEntry, parent: Peer.HistoryEntry?) -> [HistoryChange] {
+    static func changes(_ entry: StoredRevision, parent: StoredRevision?) -> [HistoryChange] {
         if entry.isTombstone { return [.deleted] }
         var changes: [HistoryChange] = []
         if entry.parents.count > 1 { changes.append(.merged) }
@@ -72,7 +72,7 @@ extension EngineCore {
     }
 
     /// The blocks added and removed against the first parent (everything added for a first revision).
-    static func patch(_ entry: Peer.HistoryEntry, parent: Peer.HistoryEntry?) -> [BlockChange] {
+    static func patch(_ entry: StoredRevision, parent: StoredRevision?) -> [BlockChange] {
         guard let note = entry.note else { return [] }
         let old = parent?.note?.body ?? []
         func line(_ op: BlockChange.Operation, _ block: Block) -> BlockChange {

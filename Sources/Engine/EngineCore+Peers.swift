@@ -19,6 +19,8 @@ struct DialTarget {
     var retries = 0
     var nextAttempt: UInt64 = 0
     var lastError: String?
+    /// When `lastError` happened (engine time).
+    var lastErrorAt: UInt64?
     /// Refused (not on the roster, revoked, other household): not retried until something changes.
     var blocked = false
 
@@ -82,6 +84,7 @@ extension EngineCore {
         updateTarget(key) {
             $0.blocked = true
             $0.lastError = reason
+            $0.lastErrorAt = self.now
         }
     }
 
@@ -92,6 +95,7 @@ extension EngineCore {
         let delay = backoff(retries: targets[key]?.retries ?? 0)
         updateTarget(key) {
             $0.lastError = reason
+            $0.lastErrorAt = self.now
             $0.nextAttempt = self.now + delay
             $0.retries += 1
         }
@@ -143,10 +147,13 @@ extension EngineCore {
             statuses.append(PeerStatus(
                 device: target.device?.description, short: target.device?.short, name: nil, address: key,
                 status: target.blocked ? .blocked : (connection(forTarget: key) != nil ? .connecting : .offline), lastSync: nil,
-                lastError: target.lastError, entriesBehind: 0, retries: target.retries, connected: false))
+                lastError: target.lastError, lastErrorAt: target.lastErrorAt.map(Self.timestamp), entriesBehind: 0,
+                retries: target.retries, connected: false))
         }
         return statuses.sorted { ($0.name ?? "~", $0.address ?? "") < ($1.name ?? "~", $1.address ?? "") }
     }
+
+    static func timestamp(_ milliseconds: UInt64) -> Timestamp { Timestamp(millisecondsSince1970: Int64(clamping: milliseconds)) }
 
     func peerStatus(device: DeviceID?, name: String? = nil) -> PeerStatus {
         guard let device else {
@@ -170,11 +177,17 @@ extension EngineCore {
             state = target?.blocked == true ? .blocked : (dialling ? .connecting : .offline)
         }
         let memberName = name ?? rosterDevice(device)?.device.name
+        // A live session that caught up has no error; else the latest attempt's, then the stored one.
+        let lastError: (message: String, at: UInt64?)? =
+            if link?.caughtUp == true { nil }
+            else if let message = target?.lastError { (message, target?.lastErrorAt) }
+            else if let message = record?.lastError { (message, record?.lastErrorAt) }
+            else { nil }
         return PeerStatus(
             device: device.description, short: device.short, name: link?.deviceName ?? memberName ?? record?.name,
             address: link?.remote ?? target?.address.description ?? record?.address, status: state,
-            lastSync: record?.lastSuccess.map { Timestamp(millisecondsSince1970: Int64($0)) },
-            lastError: link != nil && link!.caughtUp ? nil : (target?.lastError ?? record?.lastError),
+            lastSync: record?.lastSuccess.map(Self.timestamp),
+            lastError: lastError?.message, lastErrorAt: lastError?.at.map(Self.timestamp),
             entriesBehind: behind, retries: target?.retries ?? record?.retries ?? 0, connected: link != nil)
     }
 
@@ -196,12 +209,10 @@ extension EngineCore {
         if link.direction == .outbound { record.address = link.remote }
         record.replica = link.session?.peerHello?.replica ?? record.replica
         record.vector = link.peerVector ?? link.session?.peerHello?.vector ?? record.vector
-        record.status = link.session.map { $0.status(store: replica) } ?? .offline
         if synced {
             record.lastSuccess = now
             record.lastError = nil
             record.retries = 0
-            record.entriesBehind = 0
         }
         if let error {
             record.lastError = error

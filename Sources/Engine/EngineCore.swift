@@ -114,7 +114,7 @@ public final class EngineCore {
     public let settings: Settings
     let log: Logger
     public let replica: Replica
-    public let identity: Peer.DeviceIdentity
+    public let identity: DeviceIdentity
     public let household: HouseholdKey
     let environment: Environment
     public let started: UInt64
@@ -147,7 +147,7 @@ public final class EngineCore {
     /// Opens the keys and puts this device on its own roster. The network is not used until
     /// `listening(on:now:)`.
     public init(
-        settings: Settings, replica: Replica, identity: Peer.DeviceIdentity, household: HouseholdKey, environment: Environment,
+        settings: Settings, replica: Replica, identity: DeviceIdentity, household: HouseholdKey, environment: Environment,
         log: Logger, now: UInt64
     ) throws {
         var settings = settings

@@ -55,7 +55,7 @@ public final class VirtualLAN {
         /// Added to the network's time to give this node's clock.
         public let skew: Int64
         let privateKey: [UInt8]
-        public let identity: Peer.DeviceIdentity
+        public let identity: DeviceIdentity
         public fileprivate(set) var core: EngineCore?
         /// Bumped at every launch: deliveries meant for an earlier life are dropped.
         fileprivate var incarnation = 0
@@ -77,7 +77,7 @@ public final class VirtualLAN {
             address = PeerAddress(host: "10.0.0.\(index + 1)", port: 7479)
             self.skew = skew
             self.privateKey = privateKey
-            identity = Peer.DeviceIdentity(privateKey: privateKey)!
+            identity = DeviceIdentity(privateKey: privateKey)!
         }
 
         public var isUp: Bool { core != nil }
@@ -159,7 +159,7 @@ public final class VirtualLAN {
         directory = base + "/notesd-lan-\(seed)-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let keys = (0..<count).map { _ in random.bytes(32) }
-        let ids = keys.map { Peer.DeviceIdentity(privateKey: $0)!.deviceID }
+        let ids = keys.map { DeviceIdentity(privateKey: $0)!.deviceID }
         let given = names?(ids) ?? ids.indices.map { "node\($0)" }
         for index in 0..<count {
             let path = directory + "/node\(index)"

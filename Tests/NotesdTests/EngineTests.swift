@@ -226,6 +226,11 @@ final class LoneDevice {
         // 1 s, 2 s… (±20 %): the third failure comes 3.2–4.8 s after the crash, plus the
         // network's few milliseconds per attempt.
         #expect((3_200...4_900).contains(home.lan.now - crashed))
+        // `status` says when the last failure happened, not only what it was.
+        let away = try #require(bob.core?.peerStatuses().first { $0.name == "alice" })
+        #expect(away.lastError != nil)
+        let failedAt = try #require(away.lastErrorAt).rawValue
+        #expect((Int64(crashed)...Int64(home.lan.now)).contains(failedAt))
         try home.lan.launch(alice)
         try home.wait("bob reconnects once alice is back", on: bob, limit: 310_000) { core in
             core.deviceInfos().contains { $0.name == "alice" && $0.connected }

@@ -311,7 +311,7 @@ final class Simulation {
         var lines: [String] = []
         let first = replicas[0]
         for (index, other) in replicas.enumerated().dropFirst() {
-            for kind in [Peer.RecordKind.note, .folder, .device] {
+            for kind in [RecordKind.note, .folder, .device] {
                 let ids = Set(try first.recordIDs(kind: kind)).union(try other.recordIDs(kind: kind))
                 for id in ids.sorted() {
                     let mine: String, theirs: String

@@ -21,7 +21,7 @@ final class EngineDaemon: DaemonEngine {
         let log = startup.log
         Replica.keepLargeBuffersMapped()
         let replica = try Replica(path: config.dataDirectory + "/notes.db")
-        let identity = try Peer.DeviceIdentity.loadOrCreate(inDirectory: config.dataDirectory)
+        let identity = try DeviceIdentity.loadOrCreate(inDirectory: config.dataDirectory)
         let household = try HouseholdKey(directory: config.dataDirectory)
         for socket in startup.otherActivatedSockets { close(socket.fileDescriptor) }
         let settings = EngineShell.Settings(

@@ -52,7 +52,7 @@ final class EngineShell: @unchecked Sendable {
     /// network exists only once `start` runs, so until then this numbers them.
     private let connectionIDs = ConnectionNumbers()
 
-    init(settings: Settings, replica: Replica, identity: Peer.DeviceIdentity, household: HouseholdKey, log: EngineCore.Logger) throws {
+    init(settings: Settings, replica: Replica, identity: DeviceIdentity, household: HouseholdKey, log: EngineCore.Logger) throws {
         let queue = DispatchQueue(label: "notesd.engine")
         self.queue = queue
         thread = EngineThread(queue: queue)
