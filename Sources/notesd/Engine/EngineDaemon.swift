@@ -20,7 +20,8 @@ final class EngineDaemon: DaemonEngine {
         let config = startup.config
         let log = startup.log
         Replica.keepLargeBuffersMapped()
-        let replica = try Replica(path: config.dataDirectory + "/notes.db")
+        let databasePath = config.dataDirectory + "/notes.db"
+        let replica = try Replica(path: databasePath, check: .afterUncleanShutdown)
         let identity = try DeviceIdentity.loadOrCreate(inDirectory: config.dataDirectory)
         let household = try HouseholdKey(directory: config.dataDirectory)
         for socket in startup.otherActivatedSockets { close(socket.fileDescriptor) }
@@ -36,7 +37,36 @@ final class EngineDaemon: DaemonEngine {
         let notes = engine.queue.sync { (try? engine.replica.noteCount) ?? 0 }
         log.info("device \(identity.deviceID.short) (\(config.name)), \(notes) notes, data in \(config.dataDirectory)")
         if let web = startup.web { engine.attachWeb(web) }
+        if !replica.checkedAtOpen { checkInBackground(databasePath, engine: engine, log: engine.log) }
         return EngineDaemon(engine: engine, web: startup.web)
+    }
+
+    /// The whole-file check a clean start skipped (`Replica.OpeningCheck`), run beside the
+    /// engine through a read-only connection. Damage stops the daemon as a failed start would
+    /// (the next start checks the file and refuses it, saying what to do); the engine is
+    /// stopped first, so nothing more is synced from the damaged file.
+    static func checkInBackground(_ path: String, engine: EngineShell, log: EngineCore.Logger) {
+        DispatchQueue(label: "notesd.startup-check").async {
+            let started = ContinuousClock.now
+            let problems: [String]
+            do {
+                problems = try Replica.quickCheck(path: path)
+            } catch {
+                log.warning("cannot check \(path) beside the engine (\(error)); it is checked at the next start instead")
+                engine.queue.sync { try? engine.replica.requireCheckAtNextOpen() }
+                return
+            }
+            guard !problems.isEmpty else {
+                log.debug("quick_check of \(path): ok, \(started.duration(to: .now))")
+                return
+            }
+            engine.queue.sync {
+                engine.stop()
+                try? engine.replica.requireCheckAtNextOpen()
+            }
+            log.error(ReplicaError.corrupt(path: path, problems: problems).description)
+            exit(DaemonExitStatus.failure.rawValue)
+        }
     }
 
     func heartbeat() {
@@ -47,6 +77,10 @@ final class EngineDaemon: DaemonEngine {
     }
 
     func shutdown() {
-        engine.queue.sync { engine.stop() }
+        engine.queue.sync {
+            engine.stop()
+            // Last of all, so the next start may skip the whole-file check (Replica.OpeningCheck).
+            do { try engine.replica.markClosedCleanly() } catch { engine.log.warning("cannot record the clean shutdown (\(error)); the next start checks the whole database") }
+        }
     }
 }
