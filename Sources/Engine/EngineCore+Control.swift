@@ -376,7 +376,7 @@ extension EngineCore {
                 entriesSent: counters.entriesSent, entriesReceived: counters.entriesReceived,
                 conflictCopiesCreated: counters.conflictCopiesCreated, failedConnections: counters.failedConnections,
                 syncLagMs: counters.lag),
-            noteCount: try replica.noteCount)
+            noteCount: try replica.noteCount, notesToIndex: try notesToIndex())
     }
 
     // MARK: - Sync, connect, watch

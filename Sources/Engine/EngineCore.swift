@@ -143,6 +143,9 @@ public final class EngineCore {
     }
     var actions: [Action] = []
     public private(set) var stopped = false
+    /// Notes a catch-up left for the search index, as last counted; indexed in steps while
+    /// no catch-up runs (EngineCore+SearchIndex).
+    var searchIndexBacklog = 0
 
     /// Opens the keys and puts this device on its own roster. The network is not used until
     /// `listening(on:now:)`.
@@ -164,6 +167,8 @@ public final class EngineCore {
         try replica.addDevice(publicKey: identity.publicKey.bytes, name: settings.deviceName, now: now)
         inviteKeys = try Self.inviteKeys(replica)
         removedFromHousehold = try replica.removedFromHousehold
+        // A catch-up cut short by the last stop left notes to index.
+        searchIndexBacklog = try replica.notesAwaitingSearchIndex
     }
 
     /// The pairing keys of the invites the replica keeps (used and expired ones for a day, so
@@ -450,6 +455,7 @@ public final class EngineCore {
         guard connections.values.allSatisfy({ link in link.session.map { link.caughtUp && $0.status(store: replica) == .idle } ?? true }) else { return }
         do {
             try replica.releaseMemory()
+            searchIndexBacklog = try replica.notesAwaitingSearchIndex
         } catch {
             log.warning("could not give memory back after a catch-up: \(error)")
         }
@@ -502,6 +508,7 @@ public final class EngineCore {
         deadlines += syncWaiters.map(\.deadline)
         deadlines += joinAttempts.values.map(\.deadline)
         deadlines += connectWaiters.map(\.deadline)
+        if searchIndexStepDue { deadlines.append(now) }
         return deadlines.min()
     }
 
@@ -517,6 +524,7 @@ public final class EngineCore {
         }
         dialDueTargets()
         expireWaiters()
+        indexSearchStep()
     }
 
     /// A duration as messages quote it ("15 s", "10 minutes"), from the constant itself.

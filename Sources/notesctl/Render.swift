@@ -91,7 +91,7 @@ struct Render {
             ("socket", status.controlSocket),
             ("data", status.dataDir),
             ("discovery", discovery),
-            ("notes", String(status.noteCount)),
+            ("notes", String(status.noteCount) + (status.notesToIndex.map { ", indexing \($0) for search (search misses them until then)" } ?? "")),
             ("started", time.relative(status.started)),
             ("entries", "\(counters.entriesSent) sent, \(counters.entriesReceived) received"),
             ("conflicts", "\(counters.conflictCopiesCreated) conflict copies created"),

@@ -237,6 +237,24 @@ final class LoneDevice {
         }
     }
 
+    @Test func notesACatchUpReceivedAreIndexedForSearchAfterItInSteps() throws {
+        let home = try TestHousehold(["alice", "bob"])
+        let (alice, bob) = (home["alice"], home["bob"])
+        let count = EngineCore.searchIndexStep * 2 + 100
+        let notes = (0..<count).map { NoteCreateParams(title: "Quince \($0)", html: "<p>quinces number \($0)</p>") }
+        _ = try home.run(alice) { try $0.notesCreateMany(NotesCreateManyParams(notes: notes)) }
+        try home.pair(bob, with: alice)
+        try home.wait("bob holds alice's notes", on: bob) { try $0.status().noteCount == count }
+        // The catch-up has ended; its notes are readable and not yet all searchable.
+        let right = try home.run(bob) { try $0.status() }
+        #expect((1...count).contains(right.notesToIndex ?? 0), "\(String(describing: right.notesToIndex))")
+        try home.wait("bob indexed them", on: bob) { try $0.status().notesToIndex == nil }
+        let hits = try home.run(bob) { try $0.notesSearch(NotesSearchParams(query: "quinces", limit: 500)) }
+        #expect(hits.count == 500)
+        #expect(try home.run(bob) { try $0.notesSearch(NotesSearchParams(query: "Quince \(count - 1)")) }.count >= 1)
+        #expect(try home.run(bob) { try $0.replica.integrityProblems() } == [])
+    }
+
     @Test func syncWaitAnswersOnceEveryPeerIsCaughtUp() throws {
         let home = try TestHousehold(["alice", "bob"])
         let (alice, bob) = (home["alice"], home["bob"])

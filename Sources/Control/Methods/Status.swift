@@ -19,11 +19,14 @@ public struct StatusResult: Codable, Hashable, Sendable {
     public var noteCount: Int
     /// The local web server; `nil` from daemons without one.
     public var web: WebStatus?
+    /// Notes a catch-up received that `notes.search` does not find yet: they are being
+    /// indexed, in the background. Absent when there are none (and from daemons before 0.2).
+    public var notesToIndex: Int?
 
     public init(
         version: String, started: Timestamp, device: DeviceLabel, household: HouseholdInfo?,
         listen: [String], controlSocket: String, dataDir: String, discovery: DiscoveryStatus,
-        peers: [PeerStatus], counters: SyncCounters, noteCount: Int, web: WebStatus? = nil
+        peers: [PeerStatus], counters: SyncCounters, noteCount: Int, web: WebStatus? = nil, notesToIndex: Int? = nil
     ) {
         self.version = version
         self.started = started
@@ -37,6 +40,7 @@ public struct StatusResult: Codable, Hashable, Sendable {
         self.counters = counters
         self.noteCount = noteCount
         self.web = web
+        self.notesToIndex = notesToIndex
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -53,6 +57,7 @@ public struct StatusResult: Codable, Hashable, Sendable {
         try container.encode(counters, forKey: .counters)
         try container.encode(noteCount, forKey: .noteCount)
         try container.encodeIfPresent(web, forKey: .web)
+        try container.encodeIfPresent(notesToIndex, forKey: .notesToIndex)
     }
 }
 

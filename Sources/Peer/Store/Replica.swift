@@ -104,7 +104,6 @@ public final class Replica {
         }
         vector = VersionVector(Dictionary(uniqueKeysWithValues: counters))
         try buildSearchIndexIfNeeded()
-        try indexPendingSearch()
     }
 
     public static func systemRandomBytes(_ count: Int) -> [UInt8] { Sodium.randomBytes(count) }

@@ -21,24 +21,37 @@ final class EngineDaemon: DaemonEngine {
         let log = startup.log
         Replica.keepLargeBuffersMapped()
         let databasePath = config.dataDirectory + "/notes.db"
-        let replica = try Replica(path: databasePath, check: .afterUncleanShutdown)
-        let identity = try DeviceIdentity.loadOrCreate(inDirectory: config.dataDirectory)
-        let household = try HouseholdKey(directory: config.dataDirectory)
-        for socket in startup.otherActivatedSockets { close(socket.fileDescriptor) }
-        let settings = EngineShell.Settings(
-            core: EngineCore.Settings(dataDirectory: config.dataDirectory, deviceName: config.name, controlSocket: config.socketPath),
-            listen: PeerAddress(host: config.listen.host, port: config.listen.port),
-            staticPeers: config.staticPeers.map(\.description), mdns: config.mdnsEnabled)
-        let engine = try EngineShell(
-            settings: settings, replica: replica, identity: identity, household: household,
-            log: EngineCore.Logger(
-                debug: { log.debug($0) }, info: { log.info($0) }, warning: { log.warning($0) }, error: { log.error($0) }))
-        try engine.start()
+        // A start that skipped the whole-file check can still meet damage in the pages it
+        // reads: said as the check would say it (the next start checks the file first).
+        let (replica, identity, engine) = try reportingDamage(in: databasePath) {
+            let replica = try Replica(path: databasePath, check: .afterUncleanShutdown)
+            let identity = try DeviceIdentity.loadOrCreate(inDirectory: config.dataDirectory)
+            let household = try HouseholdKey(directory: config.dataDirectory)
+            for socket in startup.otherActivatedSockets { close(socket.fileDescriptor) }
+            let settings = EngineShell.Settings(
+                core: EngineCore.Settings(dataDirectory: config.dataDirectory, deviceName: config.name, controlSocket: config.socketPath),
+                listen: PeerAddress(host: config.listen.host, port: config.listen.port),
+                staticPeers: config.staticPeers.map(\.description), mdns: config.mdnsEnabled)
+            let engine = try EngineShell(
+                settings: settings, replica: replica, identity: identity, household: household,
+                log: EngineCore.Logger(
+                    debug: { log.debug($0) }, info: { log.info($0) }, warning: { log.warning($0) }, error: { log.error($0) }))
+            try engine.start()
+            return (replica, identity, engine)
+        }
         let notes = engine.queue.sync { (try? engine.replica.noteCount) ?? 0 }
         log.info("device \(identity.deviceID.short) (\(config.name)), \(notes) notes, data in \(config.dataDirectory)")
         if let web = startup.web { engine.attachWeb(web) }
         if !replica.checkedAtOpen { checkInBackground(databasePath, engine: engine, log: engine.log) }
         return EngineDaemon(engine: engine, web: startup.web)
+    }
+
+    static func reportingDamage<T>(in path: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as SQLiteError where error.isCorrupt {
+            throw ReplicaError.corrupt(path: path, problems: [error.message])
+        }
     }
 
     /// The whole-file check a clean start skipped (`Replica.OpeningCheck`), run beside the
