@@ -108,14 +108,20 @@ extension EngineCore {
             }
         }
         let now = self.now
-        let ids = try replica.inOneTransaction {
-            try prepared.map { entry in
-                let note = params.notes[entry.index]
-                return try replica.createNote(
-                    title: note.title, body: entry.body, folder: entry.folder, tags: entry.tags, pinned: note.pinned ?? false,
-                    color: note.color, created: entry.created, modified: entry.modified, now: now)
+        let create = {
+            try self.replica.inOneTransaction {
+                try prepared.map { entry in
+                    let note = params.notes[entry.index]
+                    return try self.replica.createNote(
+                        title: note.title, body: entry.body, folder: entry.folder, tags: entry.tags, pinned: note.pinned ?? false,
+                        color: note.color, created: entry.created, modified: entry.modified, now: now)
+                }
             }
         }
+        // A batch as large as a catch-up's is indexed for search as a catch-up's is: after
+        // it, in steps (EngineCore+SearchIndex), so an import pays for its notes, not their index.
+        let ids = prepared.count >= Replica.bulkBatchThreshold ? try replica.deferringSearchIndex(create) : try create()
+        searchIndexBacklog = try replica.notesAwaitingSearchIndex
         if !ids.isEmpty { committed(.local) }
         // Each summary costs what it touches (its id's neighbours, its folder's path), not the
         // library (docs/benchmarks.md, "Cost that grows with the library").

@@ -255,6 +255,22 @@ final class LoneDevice {
         #expect(try home.run(bob) { try $0.replica.integrityProblems() } == [])
     }
 
+    @Test func aLargeImportIsIndexedForSearchAfterItsTransaction() throws {
+        let home = try TestHousehold(["alice"])
+        let alice = home["alice"]
+        let count = Replica.bulkBatchThreshold + 50
+        let notes = (0..<count).map { NoteCreateParams(title: "Imported \($0)", html: "<p>medlars number \($0)</p>") }
+        let outcomes = try home.run(alice) { try $0.notesCreateMany(NotesCreateManyParams(notes: notes)) }
+        #expect(outcomes.allSatisfy { $0.note != nil })
+        #expect(try home.run(alice) { try $0.status().notesToIndex } == count)
+        try home.wait("alice indexed the import", on: alice) { try $0.status().notesToIndex == nil }
+        #expect(try home.run(alice) { try $0.notesSearch(NotesSearchParams(query: "medlars", limit: 500)) }.count == count)
+        // A small batch is indexed in its own transaction, as a single note is.
+        _ = try home.run(alice) { try $0.notesCreateMany(NotesCreateManyParams(notes: [NoteCreateParams(title: "One more", html: "<p>quodlibet</p>")])) }
+        #expect(try home.run(alice) { try $0.status().notesToIndex } == nil)
+        #expect(try home.run(alice) { try $0.notesSearch(NotesSearchParams(query: "quodlibet")) }.count == 1)
+    }
+
     @Test func syncWaitAnswersOnceEveryPeerIsCaughtUp() throws {
         let home = try TestHousehold(["alice", "bob"])
         let (alice, bob) = (home["alice"], home["bob"])

@@ -122,7 +122,7 @@ extension Replica {
 
     /// A batch this large means a catch-up is running: worth a larger page cache and fewer
     /// checkpoints.
-    static let bulkBatchThreshold = 100
+    public static let bulkBatchThreshold = 100
     /// WAL pages between automatic checkpoints during a catch-up (64 MiB of 4 KiB pages);
     /// SQLite's default, restored afterwards, is 1,000.
     static let catchUpCheckpointPages = 16_384

@@ -47,6 +47,8 @@ public final class Replica {
     var sentBlocksAwaitingUse = Set<BlockHash>()
     /// A catch-up's page cache and checkpoint interval are in force (see `enterCatchUp`).
     var catchingUp = false
+    /// Inside `deferringSearchIndex`: notes materialised go to `search_pending`, as in a catch-up.
+    var searchIndexDeferred = false
     /// Replicas whose vector entry the transaction in progress advanced (see `flushVector`).
     var changedVectorEntries = Set<ReplicaID>()
     private let lock: FileLock
