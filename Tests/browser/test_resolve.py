@@ -63,17 +63,14 @@ class Resolving(unittest.TestCase):
         for title, (_, _, on_desktop) in CONFLICTS.items():
             cls.desktop.ctl("edit", cls.ids[title], "--file", "-", stdin=on_desktop)
         cls.laptop.start()
+        wait_for(lambda: any(p["connected"] for p in cls.desktop.ctl_json("status")["peers"]), "the desktop to reach the laptop again")
+        cls.desktop.sync()
+        cls.laptop.sync()
         cls.copies = {}
         for title, note_id in cls.ids.items():
-            cls.copies[title] = wait_for(lambda: next((n["id"] for n in cls.laptop.notes() if n.get("conflictOf") == note_id), None) or cls.poke(), f"the conflict copy of {title!r} on the laptop")
+            cls.copies[title] = wait_for(lambda: next((n["id"] for n in cls.laptop.notes() if n.get("conflictOf") == note_id), None), f"the conflict copy of {title!r} on the laptop")
         cls.browser = Browser("resolve-browser")
         cls.browser.sign_in(cls.laptop)
-
-    @classmethod
-    def poke(cls):
-        """Asks both daemons to sync now (the first dial after a restart may be backing off)."""
-        cls.desktop.ctl("sync", check=False)
-        return None
 
     @classmethod
     def tearDownClass(cls):
