@@ -178,7 +178,7 @@ class App {
   showList() {
     const filter = this.sidebar.filter;
     const notes = this.library.filtered(filter);
-    $('list-heading').textContent = `${Sidebar.label(filter, this.library)} · ${notes.length}`;
+    $('list-heading').textContent = this.library.complete ? `${Sidebar.label(filter, this.library)} · ${notes.length}` : Sidebar.label(filter, this.library);
     this.list.show(notes.map((note) => ({ note })), filter.kind === 'trash' ? 'The Trash is empty.' : filter.kind === 'conflicts' ? 'No conflicts: every device agreed.' : 'No notes here yet.');
   }
 

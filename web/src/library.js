@@ -1,5 +1,10 @@
 // What the sidebar and the list show: every note's summary and every folder, read with
 // `notes.list` and `folders.list` and read again (coalesced) when events say something changed.
+// The first read starts with one page of notes, so the list shows before a library of 10,000
+// has been read (its counts follow with the rest).
+
+/** Notes in the first page: a few screens of rows. */
+export const FIRST_PAGE = 100;
 
 export class Library {
   constructor(api) {
@@ -12,6 +17,7 @@ export class Library {
     this.loading = null;
     this.again = false;
     this.loaded = false;
+    this.complete = false; // every note and the Trash read (counts are true)
     this.lastReadMs = 0;
   }
 
@@ -21,6 +27,7 @@ export class Library {
   async reload() {
     if (this.loading) { this.again = true; return this.loading; }
     this.loading = (async () => {
+      if (!this.loaded) await this.readFirstPage();
       do {
         this.again = false;
         const started = performance.now();
@@ -34,11 +41,25 @@ export class Library {
         this.folders = folders;
         this.byId = new Map([...notes, ...trashed].map((n) => [n.id, n]));
         this.loaded = true;
+        this.complete = true;
         this.lastReadMs = performance.now() - started;
         for (const listener of this.listeners) listener();
       } while (this.again);
     })();
     try { await this.loading; } finally { this.loading = null; }
+  }
+
+  /** The first page of notes (in `notes.list` order) and the folders, shown while the rest is read. */
+  async readFirstPage() {
+    const [notes, folders] = await Promise.all([
+      this.api.call('notes.list', { limit: FIRST_PAGE }),
+      this.api.call('folders.list', {}),
+    ]);
+    this.notes = notes;
+    this.folders = folders;
+    this.byId = new Map(notes.map((n) => [n.id, n]));
+    this.loaded = true;
+    for (const listener of this.listeners) listener();
   }
 
   get(id) { return this.byId.get(id) ?? null; }
