@@ -64,16 +64,24 @@ export class Library {
 
   get(id) { return this.byId.get(id) ?? null; }
 
-  /** Puts a summary the app just got (from its own save) in place at once, in notes.list order. */
-  patch(summary) {
-    const without = (list) => list.filter((n) => n.id !== summary.id);
+  /**
+   * Puts summaries the app just got (from its own save, or read after a change event) in
+   * place at once, in notes.list order; `folders`, when given, replaces the folder list.
+   */
+  patch(summaries, folders = null) {
+    const list = Array.isArray(summaries) ? summaries : [summaries];
+    const ids = new Set(list.map((s) => s.id));
+    const without = (notes) => notes.filter((n) => !ids.has(n.id));
     this.notes = without(this.notes);
     this.trashed = without(this.trashed);
-    (summary.trashed ? this.trashed : this.notes).push(summary);
+    for (const summary of list) {
+      (summary.trashed ? this.trashed : this.notes).push(summary);
+      this.byId.set(summary.id, summary);
+    }
+    if (folders) this.folders = folders;
     const order = (a, b) => (b.pinned - a.pinned) || (b.modified - a.modified) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
     this.notes.sort(order);
     this.trashed.sort(order);
-    this.byId.set(summary.id, summary);
     for (const listener of this.listeners) listener();
   }
 
