@@ -122,7 +122,7 @@ struct Render {
                 [
                     peer.short ?? "-", peer.name ?? "-", peer.address ?? "-", peer.status.rawValue,
                     peer.lastSync.map(time.relative) ?? "never", String(peer.entriesBehind), String(peer.retries),
-                    peer.lastError.map { Self.truncate($0, to: 60) } ?? "",
+                    peer.lastError.map { error in Self.truncate(error, to: 60) + (peer.lastErrorAt.map { " (\(time.relative($0)))" } ?? "") } ?? "",
                 ]
             }
         ).render()

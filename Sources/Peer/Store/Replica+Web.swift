@@ -16,7 +16,7 @@ public struct StoredWebSession: Hashable, Sendable {
 
 /// One `searchNotes` hit.
 public struct SearchResult: Hashable, Sendable {
-    public let note: NoteSummary
+    public let note: NoteRow
     /// Words around the best match; matched words between `\u{2}` and `\u{3}`.
     public let snippet: String
     /// bm25 (lower is better; title words weigh ten times body words).
