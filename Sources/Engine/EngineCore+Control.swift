@@ -102,10 +102,16 @@ extension EngineCore {
 
     // MARK: - Notes
 
-    /// Summaries of a whole listing: short forms among every note id, paths of every folder
-    /// (no note counts).
+    /// Up to this many notes, summaries are built note by note (`pagedNoteSummaries`), above
+    /// it from every note id at once: an empty Trash or a search's hits must not cost a read
+    /// of the whole library.
+    static let summariesNoteByNote = 500
+
+    /// Summaries of a listing: short forms among every note id, paths of every folder (no
+    /// note counts); a short listing reads only its own notes' neighbours.
     func noteSummaries(_ notes: [NoteRow]) throws -> [Control.NoteSummary] {
-        noteSummaries(
+        guard notes.count > Self.summariesNoteByNote else { return try pagedNoteSummaries(notes) }
+        return noteSummaries(
             notes, shortForms: Self.shortForms(try replica.noteIDs().map(\.description)),
             paths: try replica.folderPaths().mapValues { $0.joined(separator: "/") })
     }
@@ -147,7 +153,9 @@ extension EngineCore {
         var filter = NoteFilter(trashed: params.trashed ?? false, conflictCopies: params.conflicts, pinned: params.pinned, text: params.query)
         if let folder = params.folder { filter.folder = .some(try resolveFolder(folder)) }
         filter.tag = params.tag
-        guard params.limit != nil || params.after != nil else { return try noteSummaries(try replica.listNotes(filter)) }
+        // The whole listing through the listing-order index too: it reads the notes it lists
+        // (an empty Trash reads none), not every note to filter them.
+        guard params.limit != nil || params.after != nil else { return try noteSummaries(try replica.listNotes(filter, limit: .max, after: nil)) }
         let limit = params.limit ?? Self.listPageLimit
         guard (1...Self.listPageLimit).contains(limit) else {
             throw RPCError.invalidParams("params.limit must be between 1 and \(Self.listPageLimit)")

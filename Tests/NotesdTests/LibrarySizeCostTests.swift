@@ -168,6 +168,7 @@ import TestSupport
         try record("folders.create") { _ = try $0.foldersCreate(FolderCreateParams(name: "Sub \(round)", parent: "Work")) }
         try record("folders.rename") { _ = try $0.foldersRename(FolderRenameParams(folder: "Work/Sub \(round)", name: "Renamed \(round)")) }
         try record("status") { _ = try $0.status() }
+        try record("notes.list of the empty Trash") { _ = try $0.notesList(NotesListParams(trashed: true)) }
         return costs
     }
 }
