@@ -35,9 +35,11 @@ final class Simulation {
         var relaunch = 0.2
         var removal = 0.3
         var flap = 0.3
+        var restore = 0.5
 
         static let none = Faults(
-            drop: 0, duplicate: 0, slow: 0, crashBetweenSteps: 0, crashInsideWrite: 0, partition: 0, heal: 1, relaunch: 1, removal: 0, flap: 0)
+            drop: 0, duplicate: 0, slow: 0, crashBetweenSteps: 0, crashInsideWrite: 0, partition: 0, heal: 1, relaunch: 1, removal: 0, flap: 0,
+            restore: 0)
     }
 
     /// The crash hook's odds, read by every replica's hook (set to 0 when healing).
@@ -58,8 +60,15 @@ final class Simulation {
     var tokenCounter = 0
     /// Every token whose write returned successfully.
     var written: Set<String> = []
-    /// Tokens a replica removed while it could see them (edited away, or its note purged).
+    /// Tokens a replica removed while it could see them (edited away, or its note purged),
+    /// and tokens a restored backup took back that no other device had received.
     var removed: Set<String> = []
+    /// The last backup taken of each node (by node index), and the tokens it holds, for the
+    /// restore fault.
+    var backups: [Int: (path: String, tokens: Set<String>)] = [:]
+    var backupCounter = 0
+    /// Backups restored in place so far.
+    var restores = 0
 
     var nodes: [VirtualLAN.Node] { lan.nodes }
     var random: SimRandom {
@@ -186,7 +195,15 @@ final class Simulation {
                     lan.trace.append("\(remover.name) removes \(target.name)")
                     _ = try? lan.request(remover) { try $0.devicesRemove(DeviceRemoveParams(device: target.identity.deviceID.description)) }
                 }
-            } else if roll < 76 {
+            } else if roll < 77 {
+                // A member backs up (as `notesctl backup` does), or a backup taken earlier is
+                // restored with the device stopped (`notesd --restore-backup`).
+                if random.chance(0.5), let node = random.pick(nodes.filter { $0.isUp && isMember($0) }) {
+                    try backUp(node)
+                } else if random.chance(faults.restore), let index = random.pick(backups.keys.sorted()) {
+                    try restore(nodes[index], from: backups[index]!.path, holding: backups[index]!.tokens)
+                }
+            } else if roll < 80 {
                 // Discovery loses a service for a while, or finds it again.
                 if random.chance(faults.flap), let node = random.pick(nodes.filter(\.isUp)), let observer = random.pick(nodes.filter { $0.isUp && $0 !== node }) {
                     if random.chance(0.5) {
