@@ -51,6 +51,9 @@ public final class PeerNetwork: Sendable {
         /// Bytes queued for a peer that does not read, beyond which it is dropped.
         public var maxUnsentBytes = 64 << 20
         public var maxFrameLength = FrameCodec.Limits.frameBytes + 64
+        /// What this device says in handshake message 2 of every connection it accepts (its
+        /// `HandshakeInfo`; a dial gives its own for message 3).
+        public var handshakePayload: [UInt8] = []
         /// Turns a dial's address into socket addresses, on the dial's own queue (blocking).
         public var resolve: @Sendable (PeerAddress) throws -> [ResolvedAddress] = { address in try address.resolve() }
 
@@ -471,7 +474,7 @@ private final class Loop: @unchecked Sendable {
             setNoDelay(socket.raw)
             let channel = SecureChannel(
                 role: .responder(candidatePSKs: network.currentResponderKeys), identity: network.deviceIdentity,
-                configuration: .init(maxFrameLength: network.settings.maxFrameLength))
+                handshakePayload: network.settings.handshakePayload, configuration: .init(maxFrameLength: network.settings.maxFrameLength))
             let id = network.newConnectionID()
             let connection = Connection(
                 id: id, direction: .inbound, socket: socket, channel: channel, label: Self.remoteAddress(socket.raw), connecting: false)
