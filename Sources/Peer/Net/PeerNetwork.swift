@@ -51,6 +51,14 @@ public final class PeerNetwork: Sendable {
         /// Bytes queued for a peer that does not read, beyond which it is dropped.
         public var maxUnsentBytes = 64 << 20
         public var maxFrameLength = FrameCodec.Limits.frameBytes + 64
+        /// Failed message-1 attempts (the wrong key, or garbage) allowed per source address
+        /// within `failedHandshakeWindow`; beyond that, connections from that address are closed
+        /// at accept, before any key is made, until the window has room again. Other addresses
+        /// are never affected (docs/security.md "Cheap refusals").
+        public var failedHandshakeLimit = 20
+        public var failedHandshakeWindow: Duration = .seconds(60)
+        /// Addresses whose failures are remembered; beyond this the stalest is forgotten.
+        public var failedHandshakeAddresses = 4_096
         /// What this device says in handshake message 2 of every connection it accepts (its
         /// `HandshakeInfo`; a dial gives its own for message 3).
         public var handshakePayload: [UInt8] = []
@@ -244,6 +252,9 @@ private final class Loop: @unchecked Sendable {
         /// Set when the close starts (see `closing`).
         var closeDeadline: ContinuousClock.Instant?
         var established = false
+        /// The peer's IP address (no port), for inbound connections: what failed handshakes
+        /// are counted against.
+        var sourceHost: String?
         /// Write what is queued, then close.
         var closing = false
         var closeReason: String?
@@ -269,6 +280,8 @@ private final class Loop: @unchecked Sendable {
     var running = true
     let clock = ContinuousClock()
     var acceptPausedUntil: ContinuousClock.Instant?
+    /// Per source address, when its recent message-1 attempts failed (oldest first).
+    var failedHandshakes: [String: [ContinuousClock.Instant]] = [:]
 
     init(network: PeerNetwork) { self.network = network }
 
@@ -463,6 +476,10 @@ private final class Loop: @unchecked Sendable {
                 return
             }
             Self.makeNonBlocking(socket.raw)
+            // An address that keeps failing message 1 is closed here, before a key is made:
+            // refusing it costs an accept and a close.
+            let host = Self.remoteHost(socket.raw)
+            if let host, isRefused(host) { continue }
             // Full: make room by dropping the oldest inbound handshake (a silent stranger holds
             // its slot for the whole timeout; a household device finishes in milliseconds).
             let pending = connections.values.filter { $0.direction == .inbound && !$0.established }.sorted { $0.id < $1.id }
@@ -479,7 +496,38 @@ private final class Loop: @unchecked Sendable {
             let connection = Connection(
                 id: id, direction: .inbound, socket: socket, channel: channel, label: Self.remoteAddress(socket.raw), connecting: false)
             connection.handshakeDeadline = clock.now.advanced(by: network.settings.handshakeTimeout)
+            connection.sourceHost = host
             connections[id] = connection
+        }
+    }
+
+    /// Whether `host` used up its failed attempts within the window (forgetting older ones).
+    func isRefused(_ host: String) -> Bool {
+        guard var times = failedHandshakes[host] else { return false }
+        let horizon = clock.now.advanced(by: .zero - network.settings.failedHandshakeWindow)
+        times.removeAll { $0 <= horizon }
+        failedHandshakes[host] = times.isEmpty ? nil : times
+        return times.count >= network.settings.failedHandshakeLimit
+    }
+
+    /// An inbound connection from `host` failed at message 1.
+    func recordFailedHandshake(from host: String) {
+        _ = isRefused(host)
+        failedHandshakes[host, default: []].append(clock.now)
+        if failedHandshakes.count > network.settings.failedHandshakeAddresses,
+           let stalest = failedHandshakes.min(by: { ($0.value.last ?? clock.now) < ($1.value.last ?? clock.now) })?.key {
+            failedHandshakes[stalest] = nil
+        }
+    }
+
+    /// The peer's IP address without the port, or nil when the socket has none.
+    static func remoteHost(_ descriptor: Int32) -> String? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        return withUnsafeMutablePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                getpeername(descriptor, address, &length) == 0 ? ResolvedAddress.peerAddress(address)?.host : nil
+            }
         }
     }
 
@@ -572,6 +620,9 @@ private final class Loop: @unchecked Sendable {
             handOver(frames, from: connection, bytes: output.frames.reduce(0) { $0 + $1.count })
         }
         if let error = output.error {
+            if connection.direction == .inbound, !connection.established, let host = connection.sourceHost, error.failedAtMessage1 {
+                recordFailedHandshake(from: host)
+            }
             flush(connection)
             drop(connection, reason: "\(error)")
             return false
@@ -615,6 +666,16 @@ private final class Loop: @unchecked Sendable {
             network.eventSink(.dialFailed(connection.id, reason: reason ?? "cannot connect to \(connection.label)"))
         } else {
             network.eventSink(.closed(connection.id, reason: reason))
+        }
+    }
+}
+
+extension ChannelError {
+    /// Message 1 did not authenticate or parse: the wrong key, another household, or garbage.
+    var failedAtMessage1: Bool {
+        switch reason {
+        case .notInHousehold, .handshakeFailed(message: 1, _), .frameTooLarge: true
+        default: false
         }
     }
 }
