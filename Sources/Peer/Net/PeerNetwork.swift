@@ -255,6 +255,8 @@ private final class Loop: @unchecked Sendable {
         /// The peer's IP address (no port), for inbound connections: what failed handshakes
         /// are counted against.
         var sourceHost: String?
+        /// We answered its message 1 (sent message 2): a later failure is not a message-1 one.
+        var answeredMessage1 = false
         /// Write what is queued, then close.
         var closing = false
         var closeReason: String?
@@ -594,6 +596,7 @@ private final class Loop: @unchecked Sendable {
 
     /// Hands the channel's output to the owner; false when the connection was dropped.
     func deliver(_ output: ChannelOutput, from connection: Connection) -> Bool {
+        if connection.direction == .inbound, !output.bytesToSend.isEmpty { connection.answeredMessage1 = true }
         connection.outbox += output.bytesToSend
         for event in output.events {
             switch event {
@@ -620,7 +623,7 @@ private final class Loop: @unchecked Sendable {
             handOver(frames, from: connection, bytes: output.frames.reduce(0) { $0 + $1.count })
         }
         if let error = output.error {
-            if connection.direction == .inbound, !connection.established, let host = connection.sourceHost, error.failedAtMessage1 {
+            if connection.direction == .inbound, !connection.answeredMessage1, let host = connection.sourceHost, error.failedAtMessage1 {
                 recordFailedHandshake(from: host)
             }
             flush(connection)
@@ -671,7 +674,9 @@ private final class Loop: @unchecked Sendable {
 }
 
 extension ChannelError {
-    /// Message 1 did not authenticate or parse: the wrong key, another household, or garbage.
+    /// Message 1 did not authenticate or parse: the wrong key, another household, or garbage
+    /// (an oversized first length prefix, e.g. an HTTP request). Only meaningful before the
+    /// responder answered message 1.
     var failedAtMessage1: Bool {
         switch reason {
         case .notInHousehold, .handshakeFailed(message: 1, _), .frameTooLarge: true
