@@ -47,6 +47,9 @@ struct Connection {
     var publicKey: [UInt8]?
     /// The name its Hello gave.
     var deviceName: String?
+    /// What the handshake payloads agreed (`EngineCore+Versions`); `.release01` for a peer
+    /// that advertised nothing. Set once the handshake is done.
+    var agreement: PeerAgreement?
     var entriesSent = 0
     var entriesReceived = 0
     /// The session has been idle (nothing to exchange) at least once since it last wasn't.

@@ -188,7 +188,8 @@ extension EngineCore {
             address: link?.remote ?? target?.address.description ?? record?.address, status: state,
             lastSync: record?.lastSuccess.map(Self.timestamp),
             lastError: lastError?.message, lastErrorAt: lastError?.at.map(Self.timestamp),
-            entriesBehind: behind, retries: target?.retries ?? record?.retries ?? 0, connected: link != nil)
+            entriesBehind: behind, retries: target?.retries ?? record?.retries ?? 0, connected: link != nil,
+            version: link?.agreement?.peerVersionText ?? record?.software)
     }
 
     /// Remembers what we know of a peer across restarts.
@@ -204,6 +205,7 @@ extension EngineCore {
         }
         var record = stored.first { $0.peer == device.description } ?? PeerRecord(peer: device.description, name: link.deviceName ?? device.short)
         record.name = link.deviceName ?? record.name
+        record.software = link.agreement?.peerVersionText ?? record.software
         // Only an address we dialled is one to dial again; an inbound connection's port is
         // the peer's ephemeral one.
         if link.direction == .outbound { record.address = link.remote }

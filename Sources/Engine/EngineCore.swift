@@ -230,10 +230,11 @@ public final class EngineCore {
     // MARK: - Inputs: the network
 
     /// A handshake finished on `id`: the peer proved `publicKey` and, inbound, the key at
-    /// `matchedKeyIndex` of the last `acceptKeys` list (0 = household).
+    /// `matchedKeyIndex` of the last `acceptKeys` list (0 = household). `handshakePayload` is
+    /// the peer's `HandshakeInfo` (empty from release 0.1).
     public func connectionEstablished(
         _ id: PeerNetwork.ConnectionID, publicKey: DevicePublicKey, matchedKeyIndex: Int?, direction: PeerNetwork.Direction,
-        remote: String, now: UInt64
+        remote: String, handshakePayload: [UInt8] = [], now: UInt64
     ) {
         advance(now)
         guard !stopped else { return }
@@ -243,6 +244,7 @@ public final class EngineCore {
         link.device = peer
         link.publicKey = publicKey.bytes
         connections[id] = link
+        guard agree(on: id, payload: handshakePayload) else { return }
         if direction == .inbound, let index = matchedKeyIndex, index > 0 {
             guard index - 1 < inviteKeys.count else {
                 refuse(id, Refusal(.inviteUnknown, "this invite code is not known here; ask for a new one with `notesctl invite`"))

@@ -117,10 +117,10 @@ struct Render {
 
     func peers(_ peers: [PeerStatus]) -> String {
         TextTable(
-            header: ["PEER", "NAME", "ADDRESS", "STATUS", "LAST SYNC", "BEHIND", "RETRIES", "ERROR"],
+            header: ["PEER", "NAME", "ADDRESS", "VERSION", "STATUS", "LAST SYNC", "BEHIND", "RETRIES", "ERROR"],
             rows: peers.map { peer in
                 [
-                    peer.short ?? "-", peer.name ?? "-", peer.address ?? "-", peer.status.rawValue,
+                    peer.short ?? "-", peer.name ?? "-", peer.address ?? "-", peer.version ?? "-", peer.status.rawValue,
                     peer.lastSync.map(time.relative) ?? "never", String(peer.entriesBehind), String(peer.retries),
                     peer.lastError.map { error in Self.truncate(error, to: 60) + (peer.lastErrorAt.map { " (\(time.relative($0)))" } ?? "") } ?? "",
                 ]
@@ -130,10 +130,10 @@ struct Render {
 
     func devices(_ devices: [DeviceInfo]) -> String {
         TextTable(
-            header: ["DEVICE", "NAME", "ADDED", "STATE"],
+            header: ["DEVICE", "NAME", "ADDED", "VERSION", "STATE"],
             rows: devices.map { device in
                 let state = device.revoked ? "removed" : device.isSelf ? "this device" : device.connected ? "connected" : "not connected"
-                return [device.short, device.name, time.relative(device.added), state]
+                return [device.short, device.name, time.relative(device.added), device.version ?? "-", state]
             }
         ).render()
     }

@@ -69,6 +69,9 @@ public final class VirtualLAN {
         public var watching = false
         /// Set (by a replica's crash hook) to crash the node once the current input returns.
         public var crashRequested = false
+        /// What the node says in its handshake payload: this release's `HandshakeInfo`; a test
+        /// sets `[]` to play a device of release 0.1, or anything else to play a newer one.
+        public var handshakePayload = EngineCore.handshakePayload
 
         init(index: Int, name: String, directory: String, skew: Int64, privateKey: [UInt8]) {
             self.index = index
@@ -404,7 +407,10 @@ public final class VirtualLAN {
             }
             let remote = direction == .outbound ? wire.address.description : "\(peer.address.host):\(ephemeralPort())"
             let key = peer.identity.publicKey
-            input(node) { $0.connectionEstablished(end.id, publicKey: key, matchedKeyIndex: matched, direction: direction, remote: remote, now: $1) }
+            let payload = peer.handshakePayload
+            input(node) {
+                $0.connectionEstablished(end.id, publicKey: key, matchedKeyIndex: matched, direction: direction, remote: remote, handshakePayload: payload, now: $1)
+            }
         case .frame(let end, let wire, let bytes):
             guard isCurrent(end), !wire.gone.contains(end) else { return }
             guard let frame = try? FrameCodec.decode(bytes) else {

@@ -11,8 +11,11 @@ public struct DeviceInfo: Codable, Hashable, Sendable {
     public var added: Timestamp
     /// A sync session with it is established right now (always `false` for `isSelf`).
     public var connected: Bool
+    /// Its notesd version as last seen in a handshake ("0.1 or earlier" when it advertised
+    /// none); this device's own for `isSelf`; absent when never seen (added after 0.1).
+    public var version: String?
 
-    public init(id: String, short: String, name: String, isSelf: Bool, revoked: Bool, added: Timestamp, connected: Bool) {
+    public init(id: String, short: String, name: String, isSelf: Bool, revoked: Bool, added: Timestamp, connected: Bool, version: String? = nil) {
         self.id = id
         self.short = short
         self.name = name
@@ -20,6 +23,7 @@ public struct DeviceInfo: Codable, Hashable, Sendable {
         self.revoked = revoked
         self.added = added
         self.connected = connected
+        self.version = version
     }
 }
 

@@ -156,10 +156,15 @@ public struct PeerStatus: Codable, Hashable, Sendable {
     public var retries: Int
     /// A session is established (handshake done) right now.
     public var connected: Bool
+    /// The peer's notesd version as its handshake gave it, "0.1 or earlier" when it gave none
+    /// (that release advertises nothing); `nil` when it never completed a handshake with this
+    /// device (added after 0.1).
+    public var version: String?
 
     public init(
         device: String?, short: String?, name: String?, address: String?, status: PeerState,
-        lastSync: Timestamp?, lastError: String?, lastErrorAt: Timestamp? = nil, entriesBehind: Int, retries: Int, connected: Bool
+        lastSync: Timestamp?, lastError: String?, lastErrorAt: Timestamp? = nil, entriesBehind: Int, retries: Int, connected: Bool,
+        version: String? = nil
     ) {
         self.device = device
         self.short = short
@@ -172,6 +177,7 @@ public struct PeerStatus: Codable, Hashable, Sendable {
         self.entriesBehind = entriesBehind
         self.retries = retries
         self.connected = connected
+        self.version = version
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -187,6 +193,7 @@ public struct PeerStatus: Codable, Hashable, Sendable {
         try container.encode(entriesBehind, forKey: .entriesBehind)
         try container.encode(retries, forKey: .retries)
         try container.encode(connected, forKey: .connected)
+        try container.encodeIfPresent(version, forKey: .version)
     }
 }
 

@@ -51,6 +51,17 @@ public final class PeerNetwork: Sendable {
         /// Bytes queued for a peer that does not read, beyond which it is dropped.
         public var maxUnsentBytes = 64 << 20
         public var maxFrameLength = FrameCodec.Limits.frameBytes + 64
+        /// Failed message-1 attempts (the wrong key, or garbage) allowed per source address
+        /// within `failedHandshakeWindow`; beyond that, connections from that address are closed
+        /// at accept, before any key is made, until the window has room again. Other addresses
+        /// are never affected (docs/security.md "Cheap refusals").
+        public var failedHandshakeLimit = 20
+        public var failedHandshakeWindow: Duration = .seconds(60)
+        /// Addresses whose failures are remembered; beyond this the stalest is forgotten.
+        public var failedHandshakeAddresses = 4_096
+        /// What this device says in handshake message 2 of every connection it accepts (its
+        /// `HandshakeInfo`; a dial gives its own for message 3).
+        public var handshakePayload: [UInt8] = []
         /// Turns a dial's address into socket addresses, on the dial's own queue (blocking).
         public var resolve: @Sendable (PeerAddress) throws -> [ResolvedAddress] = { address in try address.resolve() }
 
@@ -241,6 +252,11 @@ private final class Loop: @unchecked Sendable {
         /// Set when the close starts (see `closing`).
         var closeDeadline: ContinuousClock.Instant?
         var established = false
+        /// The peer's IP address (no port), for inbound connections: what failed handshakes
+        /// are counted against.
+        var sourceHost: String?
+        /// We answered its message 1 (sent message 2): a later failure is not a message-1 one.
+        var answeredMessage1 = false
         /// Write what is queued, then close.
         var closing = false
         var closeReason: String?
@@ -266,6 +282,8 @@ private final class Loop: @unchecked Sendable {
     var running = true
     let clock = ContinuousClock()
     var acceptPausedUntil: ContinuousClock.Instant?
+    /// Per source address, when its recent message-1 attempts failed (oldest first).
+    var failedHandshakes: [String: [ContinuousClock.Instant]] = [:]
 
     init(network: PeerNetwork) { self.network = network }
 
@@ -460,6 +478,10 @@ private final class Loop: @unchecked Sendable {
                 return
             }
             Self.makeNonBlocking(socket.raw)
+            // An address that keeps failing message 1 is closed here, before a key is made:
+            // refusing it costs an accept and a close.
+            let host = Self.remoteHost(socket.raw)
+            if let host, isRefused(host) { continue }
             // Full: make room by dropping the oldest inbound handshake (a silent stranger holds
             // its slot for the whole timeout; a household device finishes in milliseconds).
             let pending = connections.values.filter { $0.direction == .inbound && !$0.established }.sorted { $0.id < $1.id }
@@ -471,12 +493,43 @@ private final class Loop: @unchecked Sendable {
             setNoDelay(socket.raw)
             let channel = SecureChannel(
                 role: .responder(candidatePSKs: network.currentResponderKeys), identity: network.deviceIdentity,
-                configuration: .init(maxFrameLength: network.settings.maxFrameLength))
+                handshakePayload: network.settings.handshakePayload, configuration: .init(maxFrameLength: network.settings.maxFrameLength))
             let id = network.newConnectionID()
             let connection = Connection(
                 id: id, direction: .inbound, socket: socket, channel: channel, label: Self.remoteAddress(socket.raw), connecting: false)
             connection.handshakeDeadline = clock.now.advanced(by: network.settings.handshakeTimeout)
+            connection.sourceHost = host
             connections[id] = connection
+        }
+    }
+
+    /// Whether `host` used up its failed attempts within the window (forgetting older ones).
+    func isRefused(_ host: String) -> Bool {
+        guard var times = failedHandshakes[host] else { return false }
+        let horizon = clock.now.advanced(by: .zero - network.settings.failedHandshakeWindow)
+        times.removeAll { $0 <= horizon }
+        failedHandshakes[host] = times.isEmpty ? nil : times
+        return times.count >= network.settings.failedHandshakeLimit
+    }
+
+    /// An inbound connection from `host` failed at message 1.
+    func recordFailedHandshake(from host: String) {
+        _ = isRefused(host)
+        failedHandshakes[host, default: []].append(clock.now)
+        if failedHandshakes.count > network.settings.failedHandshakeAddresses,
+           let stalest = failedHandshakes.min(by: { ($0.value.last ?? clock.now) < ($1.value.last ?? clock.now) })?.key {
+            failedHandshakes[stalest] = nil
+        }
+    }
+
+    /// The peer's IP address without the port, or nil when the socket has none.
+    static func remoteHost(_ descriptor: Int32) -> String? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        return withUnsafeMutablePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                getpeername(descriptor, address, &length) == 0 ? ResolvedAddress.peerAddress(address)?.host : nil
+            }
         }
     }
 
@@ -543,6 +596,7 @@ private final class Loop: @unchecked Sendable {
 
     /// Hands the channel's output to the owner; false when the connection was dropped.
     func deliver(_ output: ChannelOutput, from connection: Connection) -> Bool {
+        if connection.direction == .inbound, !output.bytesToSend.isEmpty { connection.answeredMessage1 = true }
         connection.outbox += output.bytesToSend
         for event in output.events {
             switch event {
@@ -569,6 +623,9 @@ private final class Loop: @unchecked Sendable {
             handOver(frames, from: connection, bytes: output.frames.reduce(0) { $0 + $1.count })
         }
         if let error = output.error {
+            if connection.direction == .inbound, !connection.answeredMessage1, let host = connection.sourceHost, error.failedAtMessage1 {
+                recordFailedHandshake(from: host)
+            }
             flush(connection)
             drop(connection, reason: "\(error)")
             return false
@@ -612,6 +669,18 @@ private final class Loop: @unchecked Sendable {
             network.eventSink(.dialFailed(connection.id, reason: reason ?? "cannot connect to \(connection.label)"))
         } else {
             network.eventSink(.closed(connection.id, reason: reason))
+        }
+    }
+}
+
+extension ChannelError {
+    /// Message 1 did not authenticate or parse: the wrong key, another household, or garbage
+    /// (an oversized first length prefix, e.g. an HTTP request). Only meaningful before the
+    /// responder answered message 1.
+    var failedAtMessage1: Bool {
+        switch reason {
+        case .notInHousehold, .handshakeFailed(message: 1, _), .frameTooLarge: true
+        default: false
         }
     }
 }

@@ -17,10 +17,13 @@ public struct PeerRecord: Hashable, Sendable {
     public var lastErrorAt: UInt64?
     /// Failed connection attempts since the last success.
     public var retries: Int
+    /// Its notesd version as its last handshake gave it (`PeerAgreement.peerVersionText`).
+    public var software: String?
 
     public init(
         peer: String, name: String, address: String? = nil, replica: ReplicaID? = nil, vector: VersionVector = VersionVector(),
-        lastSuccess: UInt64? = nil, lastError: String? = nil, lastErrorAt: UInt64? = nil, retries: Int = 0
+        lastSuccess: UInt64? = nil, lastError: String? = nil, lastErrorAt: UInt64? = nil, retries: Int = 0,
+        software: String? = nil
     ) {
         self.peer = peer
         self.name = name
@@ -31,6 +34,7 @@ public struct PeerRecord: Hashable, Sendable {
         self.lastError = lastError
         self.lastErrorAt = lastErrorAt
         self.retries = retries
+        self.software = software
     }
 }
 
@@ -43,24 +47,25 @@ extension Replica {
         }
         try database.run(
             """
-            INSERT INTO peers (peer, name, address, replica, vector, last_success, last_error, last_error_at, retries)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+            INSERT INTO peers (peer, name, address, replica, vector, last_success, last_error, last_error_at, retries, software)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
             ON CONFLICT(peer) DO UPDATE SET name = excluded.name, address = excluded.address, replica = excluded.replica,
                 vector = excluded.vector, last_success = excluded.last_success, last_error = excluded.last_error,
-                last_error_at = excluded.last_error_at, retries = excluded.retries
+                last_error_at = excluded.last_error_at, retries = excluded.retries, software = excluded.software
             """,
             [
                 .text(record.peer), .text(record.name), record.address.map { .text($0) } ?? .null,
                 record.replica.map { .blob($0.raw.bytes) } ?? .null, .blob(vector.bytes),
                 record.lastSuccess.map { .integer(Int64($0)) } ?? .null, record.lastError.map { .text($0) } ?? .null,
                 record.lastErrorAt.map { .integer(Int64($0)) } ?? .null, .integer(Int64(record.retries)),
+                record.software.map { .text($0) } ?? .null,
             ])
     }
 
     public func peers() throws -> [PeerRecord] {
         try database.rows(
             """
-            SELECT peer, name, address, replica, vector, last_success, last_error, last_error_at, retries
+            SELECT peer, name, address, replica, vector, last_success, last_error, last_error_at, retries, software
             FROM peers ORDER BY name, peer
             """
         ) { row in
@@ -74,7 +79,7 @@ extension Replica {
                 peer: row.text(0), name: row.text(1), address: row.optionalText(2),
                 replica: row.optionalBlob(3).flatMap(RecordID.init(bytes:)).map(ReplicaID.init), vector: VersionVector(counters),
                 lastSuccess: row.isNull(5) ? nil : UInt64(row.int(5)), lastError: row.optionalText(6),
-                lastErrorAt: row.isNull(7) ? nil : UInt64(row.int(7)), retries: Int(row.int(8)))
+                lastErrorAt: row.isNull(7) ? nil : UInt64(row.int(7)), retries: Int(row.int(8)), software: row.optionalText(9))
         }
     }
 }

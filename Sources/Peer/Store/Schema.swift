@@ -193,5 +193,9 @@ enum Schema {
         ALTER TABLE peers DROP COLUMN status;
         ALTER TABLE peers DROP COLUMN entries_behind;
         """,
+        // 7: each peer's notesd version as its handshake last gave it (HandshakeInfo).
+        """
+        ALTER TABLE peers ADD COLUMN software TEXT;
+        """,
     ]
 }

@@ -79,8 +79,10 @@ final class EngineShell: @unchecked Sendable {
         let thread = thread
         let keys = acceptedKeys
         let connectionIDs = connectionIDs
+        var networkConfiguration = PeerNetwork.Configuration()
+        networkConfiguration.handshakePayload = EngineCore.handshakePayload
         network = try PeerNetwork(
-            identity: core.identity, responderKeys: { keys.current },
+            identity: core.identity, configuration: networkConfiguration, responderKeys: { keys.current },
             newConnectionID: { connectionIDs.next() },
             events: { [weak self] event in
                 guard let shell = self else { return }
@@ -143,7 +145,7 @@ final class EngineShell: @unchecked Sendable {
     func handle(_ event: PeerNetwork.Event) {
         switch event {
         case .established(let id, let peer, let direction, let remote):
-            input { $0.connectionEstablished(id, publicKey: peer.staticKey, matchedKeyIndex: peer.matchedPSKIndex, direction: direction, remote: remote, now: $1) }
+            input { $0.connectionEstablished(id, publicKey: peer.staticKey, matchedKeyIndex: peer.matchedPSKIndex, direction: direction, remote: remote, handshakePayload: peer.handshakePayload, now: $1) }
         case .frames(let id, let frames):
             input { $0.framesReceived(frames, on: id, now: $1) }
             // Lets the network read from this peer again once the engine has caught up.
@@ -163,7 +165,7 @@ final class EngineShell: @unchecked Sendable {
         for action in output.actions {
             switch action {
             case .dial(let id, let address, let psk):
-                network?.dial(address, psk: psk, id: id)
+                network?.dial(address, psk: psk, payload: EngineCore.handshakePayload, id: id)
             case .send(let frames, let id):
                 network?.send(frames, on: id)
             case .close(let id, let reason):
