@@ -1,0 +1,147 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Foundation
+import Synchronization
+
+/// The request deadline (docs/web.md, "Limits"): a request must arrive whole — head and body —
+/// within `limit` of the moment it could begin (the connection opening, or the previous answer
+/// finishing on a kept-alive connection). libmicrohttpd's own timeout only counts silence, so
+/// a client sending one byte every 29 s would otherwise hold its slot forever.
+///
+/// Each open connection is tracked by its libmicrohttpd handle with its socket and, while a
+/// request is awaited, its deadline. One thread sleeps until the earliest deadline — with no
+/// timeout at all while none is armed, so an idle daemon does not wake — and then writes a
+/// 408 with our headers and shuts the socket down; libmicrohttpd sees the end of the stream
+/// and closes the connection itself, so the socket keeps its single owner. The lock is held
+/// from the table lookup through `shutdown`, and libmicrohttpd reports a close (`closed`,
+/// which takes the lock) before it closes the socket, so a number reused by a new socket is
+/// never shut down by mistake.
+final class RequestDeadlines: Sendable {
+    /// One connection: its socket, and when its awaited request is overdue (`nil`: the
+    /// request is in, or answered, so nothing is awaited).
+    private struct Entry {
+        let socket: Int32
+        var deadline: DispatchTime?
+    }
+
+    private struct State {
+        var entries: [UInt: Entry] = [:]
+        /// What the thread sleeps until: `.distantFuture` while it waits without a timeout.
+        var sleepingUntil: DispatchTime = .distantFuture
+        var stopping = false
+    }
+
+    let limit: Duration
+    private let timeoutAnswer: Data
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+    private let log: @Sendable (String) -> Void
+
+    init(limit: Duration, timeoutAnswer: Data, log: @escaping @Sendable (String) -> Void) {
+        self.limit = limit
+        self.timeoutAnswer = timeoutAnswer
+        self.log = log
+        let thread = Thread { [self] in run() }
+        thread.name = "notesd-web-deadlines"
+        thread.start()
+    }
+
+    private static func key(_ connection: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection))) }
+
+    private var nextDeadline: DispatchTime {
+        let (seconds, attoseconds) = limit.components
+        let nanoseconds = max(0, seconds) * 1_000_000_000 + attoseconds / 1_000_000_000
+        return DispatchTime.now() + .nanoseconds(Int(clamping: nanoseconds))
+    }
+
+    /// A connection opened: its first request is awaited from now.
+    func opened(_ connection: OpaquePointer, socket: Int32) {
+        arm(connection, socket: socket)
+    }
+
+    /// The previous request on a kept-alive connection is finished: the next is awaited.
+    func awaitNext(_ connection: OpaquePointer) {
+        arm(connection, socket: nil)
+    }
+
+    private func arm(_ connection: OpaquePointer, socket: Int32?) {
+        let deadline = nextDeadline
+        let signal = state.withLock { state -> Bool in
+            guard !state.stopping else { return false }
+            let key = Self.key(connection)
+            if let socket {
+                state.entries[key] = Entry(socket: socket, deadline: deadline)
+            } else if state.entries[key] != nil {
+                state.entries[key]?.deadline = deadline
+            } else {
+                return false
+            }
+            // Every deadline is now + limit, so only a thread with nothing to wait for (or
+            // waiting for something later, after a limit change) needs waking.
+            return deadline < state.sleepingUntil
+        }
+        if signal { wake.signal() }
+    }
+
+    /// The whole request is in, or an answer is queued: nothing is awaited until it ends.
+    func settled(_ connection: OpaquePointer) {
+        state.withLock { state in
+            let key = Self.key(connection)
+            if state.entries[key] != nil { state.entries[key]?.deadline = nil }
+        }
+    }
+
+    /// libmicrohttpd is closing the connection (before it closes the socket).
+    func closed(_ connection: OpaquePointer) {
+        state.withLock { _ = $0.entries.removeValue(forKey: Self.key(connection)) }
+    }
+
+    /// Ends the thread; call after the daemon has stopped (every connection closed).
+    func stop() {
+        state.withLock { $0.stopping = true }
+        wake.signal()
+        finished.wait()
+    }
+
+    private func run() {
+        while true {
+            let until = state.withLock { state -> DispatchTime? in
+                guard !state.stopping else { return nil }
+                let earliest = state.entries.values.compactMap(\.deadline).min() ?? .distantFuture
+                state.sleepingUntil = earliest
+                return earliest
+            }
+            guard let until else { break }
+            if until == .distantFuture {
+                wake.wait()
+                continue
+            }
+            // Woken early (a new deadline, or stop): look again.
+            guard wake.wait(timeout: until) == .timedOut else { continue }
+            expire()
+        }
+        finished.signal()
+    }
+
+    /// Answers and shuts down every connection past its deadline.
+    private func expire() {
+        let now = DispatchTime.now()
+        let overdue = state.withLock { state -> Int in
+            var count = 0
+            for (key, entry) in state.entries {
+                guard let deadline = entry.deadline, deadline <= now else { continue }
+                state.entries[key]?.deadline = nil
+                // Best effort: a client that does not read may leave no room; it is closed anyway.
+                _ = timeoutAnswer.withUnsafeBytes { send(entry.socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+                _ = shutdown(entry.socket, Int32(SHUT_RDWR))
+                count += 1
+            }
+            return count
+        }
+        if overdue > 0 { log("closed \(overdue) connection(s) whose request did not arrive within \(limit)") }
+    }
+}
