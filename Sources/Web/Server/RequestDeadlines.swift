@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import CMicroHTTPD
 import Foundation
 import Synchronization
 
@@ -28,10 +29,47 @@ final class RequestDeadlines: Sendable {
     }
 
     private struct State {
-        var entries: [UInt: Entry] = [:]
+        private(set) var entries: [UInt: Entry] = [:]
+        /// Entries with a deadline.
+        private(set) var armed = 0
         /// What the thread sleeps until: `.distantFuture` while it waits without a timeout.
         var sleepingUntil: DispatchTime = .distantFuture
         var stopping = false
+
+        mutating func add(_ key: UInt, socket: Int32, deadline: DispatchTime) {
+            remove(key)
+            entries[key] = Entry(socket: socket, deadline: deadline)
+            armed += 1
+        }
+
+        mutating func remove(_ key: UInt) {
+            if entries.removeValue(forKey: key)?.deadline != nil { armed -= 1 }
+        }
+
+        /// Sets a tracked connection's deadline; false if it is not tracked.
+        @discardableResult
+        mutating func set(_ key: UInt, deadline: DispatchTime?) -> Bool {
+            guard let old = entries[key] else { return false }
+            armed += (deadline == nil ? 0 : 1) - (old.deadline == nil ? 0 : 1)
+            entries[key]?.deadline = deadline
+            return true
+        }
+
+        /// Whether the thread must be woken for a deadline that is now the earliest (it then
+        /// counts as what the thread sleeps until), or because none is left and it should stop
+        /// sleeping with a timeout — after the last connection goes, an idle daemon does not
+        /// wake again.
+        mutating func needsWake(for deadline: DispatchTime?) -> Bool {
+            if let deadline, deadline < sleepingUntil {
+                sleepingUntil = deadline
+                return true
+            }
+            if armed == 0, sleepingUntil != .distantFuture {
+                sleepingUntil = .distantFuture
+                return true
+            }
+            return false
+        }
     }
 
     let limit: Duration
@@ -46,7 +84,6 @@ final class RequestDeadlines: Sendable {
         self.timeoutAnswer = timeoutAnswer
         self.log = log
         let thread = Thread { [self] in run() }
-        thread.name = "notesd-web-deadlines"
         thread.start()
     }
 
@@ -74,30 +111,32 @@ final class RequestDeadlines: Sendable {
             guard !state.stopping else { return false }
             let key = Self.key(connection)
             if let socket {
-                state.entries[key] = Entry(socket: socket, deadline: deadline)
-            } else if state.entries[key] != nil {
-                state.entries[key]?.deadline = deadline
-            } else {
+                state.add(key, socket: socket, deadline: deadline)
+            } else if !state.set(key, deadline: deadline) {
                 return false
             }
-            // Every deadline is now + limit, so only a thread with nothing to wait for (or
-            // waiting for something later, after a limit change) needs waking.
-            return deadline < state.sleepingUntil
+            // Every deadline is now + limit, so only a thread with nothing to wait for needs
+            // waking; one waiting for an earlier deadline looks again when it passes.
+            return state.needsWake(for: deadline)
         }
         if signal { wake.signal() }
     }
 
     /// The whole request is in, or an answer is queued: nothing is awaited until it ends.
     func settled(_ connection: OpaquePointer) {
-        state.withLock { state in
-            let key = Self.key(connection)
-            if state.entries[key] != nil { state.entries[key]?.deadline = nil }
+        let signal = state.withLock { state in
+            state.set(Self.key(connection), deadline: nil) && state.needsWake(for: nil)
         }
+        if signal { wake.signal() }
     }
 
     /// libmicrohttpd is closing the connection (before it closes the socket).
     func closed(_ connection: OpaquePointer) {
-        state.withLock { _ = $0.entries.removeValue(forKey: Self.key(connection)) }
+        let signal = state.withLock { state in
+            state.remove(Self.key(connection))
+            return state.needsWake(for: nil)
+        }
+        if signal { wake.signal() }
     }
 
     /// Ends the thread; call after the daemon has stopped (every connection closed).
@@ -107,7 +146,11 @@ final class RequestDeadlines: Sendable {
         finished.wait()
     }
 
+    /// The thread's name as `ps -L` and /proc show it (15 bytes at most).
+    static let threadName = "web-deadlines"
+
     private func run() {
+        notesd_name_this_thread(Self.threadName)
         while true {
             let until = state.withLock { state -> DispatchTime? in
                 guard !state.stopping else { return nil }
@@ -134,7 +177,7 @@ final class RequestDeadlines: Sendable {
             var count = 0
             for (key, entry) in state.entries {
                 guard let deadline = entry.deadline, deadline <= now else { continue }
-                state.entries[key]?.deadline = nil
+                state.set(key, deadline: nil)
                 // Best effort: a client that does not read may leave no room; it is closed anyway.
                 _ = timeoutAnswer.withUnsafeBytes { send(entry.socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
                 _ = shutdown(entry.socket, Int32(SHUT_RDWR))
