@@ -26,6 +26,8 @@ final class RequestDeadlines: Sendable {
     private struct Entry {
         let socket: Int32
         var deadline: DispatchTime?
+        /// The deadline passed: the 408 went out and the socket is shut down.
+        var expired = false
     }
 
     private struct State {
@@ -53,6 +55,11 @@ final class RequestDeadlines: Sendable {
             armed += (deadline == nil ? 0 : 1) - (old.deadline == nil ? 0 : 1)
             entries[key]?.deadline = deadline
             return true
+        }
+
+        mutating func markExpired(_ key: UInt) {
+            set(key, deadline: nil)
+            entries[key]?.expired = true
         }
 
         /// Whether the thread must be woken for a deadline that is now the earliest (it then
@@ -123,11 +130,18 @@ final class RequestDeadlines: Sendable {
     }
 
     /// The whole request is in, or an answer is queued: nothing is awaited until it ends.
-    func settled(_ connection: OpaquePointer) {
-        let signal = state.withLock { state in
-            state.set(Self.key(connection), deadline: nil) && state.needsWake(for: nil)
+    /// False when the deadline beat it (the client was told 408 and the socket is shut
+    /// down): the request must not be acted on, or a client that sends it again would have
+    /// it done twice.
+    @discardableResult
+    func settled(_ connection: OpaquePointer) -> Bool {
+        let (signal, expired) = state.withLock { state in
+            let key = Self.key(connection)
+            let expired = state.entries[key]?.expired ?? false
+            return (state.set(key, deadline: nil) && state.needsWake(for: nil), expired)
         }
         if signal { wake.signal() }
+        return !expired
     }
 
     /// libmicrohttpd is closing the connection (before it closes the socket).
@@ -177,7 +191,7 @@ final class RequestDeadlines: Sendable {
             var count = 0
             for (key, entry) in state.entries {
                 guard let deadline = entry.deadline, deadline <= now else { continue }
-                state.set(key, deadline: nil)
+                state.markExpired(key)
                 // Best effort: a client that does not read may leave no room; it is closed anyway.
                 _ = timeoutAnswer.withUnsafeBytes { send(entry.socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
                 _ = shutdown(entry.socket, Int32(SHUT_RDWR))

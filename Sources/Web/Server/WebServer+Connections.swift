@@ -189,7 +189,8 @@ extension WebServer {
     private func perform(_ request: RequestState) -> MHD_Result {
         let connection = request.connection
         // In whole: whatever the answer waits for (the engine, events) is not the client.
-        deadlines.settled(connection)
+        // If the deadline won the race, the client was told 408: do nothing it did not see.
+        guard deadlines.settled(connection) else { return notesd_mhd_no() }
         switch router.route(HTTPRequest(head: request.head, body: request.body), isSession: authority.isSession) {
         case .respond(let response):
             return queue(response, on: connection)
