@@ -47,7 +47,10 @@ let package = Package(
         // Avahi publish/browse/resolve and static peers behind one protocol.
         .target(name: "Discovery", dependencies: ["CAvahi"]),
 
-        .executableTarget(name: "notesd", dependencies: ["Peer", "Discovery", "Control", "Markup", "Web"]),
+        // The daemon's engine without I/O: a state machine the daemon and the simulation drive.
+        .target(name: "Engine", dependencies: ["Peer", "Merge", "Control", "Markup"]),
+
+        .executableTarget(name: "notesd", dependencies: ["Engine", "Peer", "Discovery", "Control", "Web"]),
         .executableTarget(name: "notesctl", dependencies: ["Control", "Enex"]),
         // Benchmarks: release build, prints figures; never part of the tests.
         .executableTarget(name: "notes-bench", dependencies: ["Merge", "Peer", "Control", "Markup"]),
@@ -58,6 +61,8 @@ let package = Package(
 
         // Helpers shared by the test targets (child processes, temporary directories).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // Real EngineCores on an in-memory network in virtual time, for the engine tests and the simulation.
+        .target(name: "EngineHarness", dependencies: ["Engine", "Peer", "Merge", "Control"], path: "Tests/EngineHarness"),
 
         .testTarget(name: "MergeTests", dependencies: ["Merge", "TestSupport"]),
         .testTarget(name: "MarkupTests", dependencies: ["Markup", "Merge", "Enex", "TestSupport"], exclude: ["Samples"]),
@@ -65,7 +70,7 @@ let package = Package(
         .testTarget(name: "PeerTests", dependencies: ["Peer", "Merge", "CSodium", "CSQLite", "TestSupport", "notes-testkit"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Merge", "TestSupport"]),
         // The daemon: process shell, control server, engine (test targets may use executables).
-        .testTarget(name: "NotesdTests", dependencies: ["notesd", "Control", "Peer", "Merge", "TestSupport"]),
+        .testTarget(name: "NotesdTests", dependencies: ["notesd", "Engine", "EngineHarness", "Control", "Peer", "Merge", "TestSupport"]),
         // Real notesd processes on loopback, driven only through notesctl.
         .testTarget(name: "EndToEndTests", dependencies: ["notesd", "notesctl", "Control", "TestSupport"]),
         // The web API (docs/web.md): the pure router, and real notesd processes over HTTP.
@@ -73,7 +78,7 @@ let package = Package(
         // The real LAN (docs/testing.md): notesd in netlab namespaces with their own Avahi; root only.
         .testTarget(name: "LANTests", dependencies: ["notesd", "notesctl", "Control", "TestSupport"]),
         // The deterministic fault simulation (docs/testing.md): many replicas, one seed.
-        .testTarget(name: "SimulationTests", dependencies: ["Peer", "Merge", "TestSupport"]),
+        .testTarget(name: "SimulationTests", dependencies: ["Engine", "EngineHarness", "Peer", "Merge", "Control", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

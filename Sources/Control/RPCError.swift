@@ -119,17 +119,17 @@ public struct RPCError: Error, Hashable, Sendable, Codable, CustomStringConverti
 }
 
 /// The kind of record a reference names, in `notFound` and `ambiguousReference` data.
-public enum RecordKind: String, Hashable, Sendable, Codable {
+public enum ReferenceKind: String, Hashable, Sendable, Codable {
     case note, folder, device
 }
 
 /// `data` of `notFound`.
 public struct NotFoundData: Hashable, Sendable, Codable {
-    public var kind: RecordKind
+    public var kind: ReferenceKind
     /// The reference as the client sent it.
     public var reference: String
 
-    public init(kind: RecordKind, reference: String) {
+    public init(kind: ReferenceKind, reference: String) {
         self.kind = kind
         self.reference = reference
     }
@@ -149,11 +149,11 @@ public struct AmbiguousData: Hashable, Sendable, Codable {
         }
     }
 
-    public var kind: RecordKind
+    public var kind: ReferenceKind
     public var reference: String
     public var candidates: [Candidate]
 
-    public init(kind: RecordKind, reference: String, candidates: [Candidate]) {
+    public init(kind: ReferenceKind, reference: String, candidates: [Candidate]) {
         self.kind = kind
         self.reference = reference
         self.candidates = candidates
@@ -162,11 +162,11 @@ public struct AmbiguousData: Hashable, Sendable, Codable {
 
 /// `data` of `alreadyExists`: the folder that is already there.
 public struct AlreadyExistsData: Hashable, Sendable, Codable {
-    public var kind: RecordKind
+    public var kind: ReferenceKind
     public var id: String
     public var path: String
 
-    public init(kind: RecordKind, id: String, path: String) {
+    public init(kind: ReferenceKind, id: String, path: String) {
         self.kind = kind
         self.id = id
         self.path = path
@@ -248,7 +248,7 @@ extension RPCError {
         RPCError(code: .internalError, message: "Internal daemon error: \(detail); see the notesd log (journalctl --user -u notesd).")
     }
 
-    public static func notFound(_ kind: RecordKind, _ reference: String) -> RPCError {
+    public static func notFound(_ kind: ReferenceKind, _ reference: String) -> RPCError {
         let hint = switch kind {
         case .note: "list notes with `notesctl ls`"
         case .folder: "list folders with `notesctl folders`"
@@ -259,7 +259,7 @@ extension RPCError {
             encoding: NotFoundData(kind: kind, reference: reference))
     }
 
-    public static func ambiguous(_ kind: RecordKind, _ reference: String, candidates: [AmbiguousData.Candidate]) -> RPCError {
+    public static func ambiguous(_ kind: ReferenceKind, _ reference: String, candidates: [AmbiguousData.Candidate]) -> RPCError {
         RPCError(
             code: .ambiguousReference,
             message: "\"\(reference)\" matches \(candidates.count) \(kind.rawValue)s; give more characters of the id.",

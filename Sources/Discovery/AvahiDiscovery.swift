@@ -510,12 +510,12 @@ final class AvahiSession {
         }
     }
 
-    private static func peerAddress(_ address: UnsafePointer<AvahiAddress>?, interface: AvahiIfIndex) -> PeerAddress? {
+    private static func peerAddress(_ address: UnsafePointer<AvahiAddress>?, interface: AvahiIfIndex) -> IPAddress? {
         guard let address else { return nil }
         var buffer = [CChar](repeating: 0, count: Int(AVAHI_ADDRESS_STR_MAX))
         guard avahi_address_snprint(&buffer, buffer.count, address) != nil else { return nil }
         let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return PeerAddress(numeric: text, interfaceIndex: interface)
+        return IPAddress(numeric: text, interfaceIndex: interface)
     }
 
     /// At most `TXTRecord.maxEntries` raw strings, each at most 255 bytes (longer ones dropped).

@@ -62,12 +62,12 @@ public struct DiscoveredPeer: Sendable, Hashable {
     /// The host name the service points at (e.g. `laptop.local`), or the static peer's host.
     public var hostName: String
     /// Every resolved address, IPv4 first. Empty when a static peer's name did not resolve.
-    public var addresses: [PeerAddress]
+    public var addresses: [IPAddress]
     /// The TCP port notesd listens on.
     public var port: UInt16
 
     public init(serviceName: String, deviceID: String?, protocolVersion: Int?, hostName: String,
-                addresses: [PeerAddress], port: UInt16) {
+                addresses: [IPAddress], port: UInt16) {
         self.serviceName = serviceName
         self.deviceID = deviceID
         self.protocolVersion = protocolVersion

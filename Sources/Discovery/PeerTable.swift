@@ -10,7 +10,7 @@ struct ServiceInstance: Hashable, Sendable {
 /// What resolving one instance gave.
 struct Resolution: Hashable, Sendable {
     var hostName: String
-    var address: PeerAddress?
+    var address: IPAddress?
     var port: UInt16
     var txt: TXTRecord
 }

@@ -70,7 +70,7 @@ public struct PeerEndpointError: Error, Hashable, CustomStringConvertible {
 /// It advertises nothing and sends no `.state` events.
 public final class StaticPeers: PeerSource {
     /// Resolves an endpoint's host to addresses; empty when it does not resolve.
-    public typealias Resolver = @Sendable (PeerEndpoint) -> [PeerAddress]
+    public typealias Resolver = @Sendable (PeerEndpoint) -> [IPAddress]
 
     private struct Entry {
         var endpoint: PeerEndpoint
@@ -196,10 +196,10 @@ public final class StaticPeers: PeerSource {
         var list: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(endpoint.host, String(endpoint.port), &hints, &list) == 0 else { return [] }
         defer { freeaddrinfo(list) }
-        var addresses = Set<PeerAddress>()
+        var addresses = Set<IPAddress>()
         var node = list
         while let current = node, addresses.count < maxAddresses {
-            if let socketAddress = current.pointee.ai_addr, let address = PeerAddress(socketAddress: socketAddress) {
+            if let socketAddress = current.pointee.ai_addr, let address = IPAddress(socketAddress: socketAddress) {
                 addresses.insert(address)
             }
             node = current.pointee.ai_next

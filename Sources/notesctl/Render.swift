@@ -91,7 +91,7 @@ struct Render {
             ("socket", status.controlSocket),
             ("data", status.dataDir),
             ("discovery", discovery),
-            ("notes", String(status.noteCount)),
+            ("notes", String(status.noteCount) + (status.notesToIndex.map { ", indexing \($0) for search (search misses them until then)" } ?? "")),
             ("started", time.relative(status.started)),
             ("entries", "\(counters.entriesSent) sent, \(counters.entriesReceived) received"),
             ("conflicts", "\(counters.conflictCopiesCreated) conflict copies created"),
@@ -122,7 +122,7 @@ struct Render {
                 [
                     peer.short ?? "-", peer.name ?? "-", peer.address ?? "-", peer.status.rawValue,
                     peer.lastSync.map(time.relative) ?? "never", String(peer.entriesBehind), String(peer.retries),
-                    peer.lastError.map { Self.truncate($0, to: 60) } ?? "",
+                    peer.lastError.map { error in Self.truncate(error, to: 60) + (peer.lastErrorAt.map { " (\(time.relative($0)))" } ?? "") } ?? "",
                 ]
             }
         ).render()

@@ -65,12 +65,14 @@ import TestSupport
         let directory = try TemporaryDirectory()
         let editor = directory.path + "/editor.sh"
         try "#!/bin/sh\nprintf -- '- butter\\n' >> \"$1\"\n".write(toFile: editor, atomically: true, encoding: .utf8)
-        chmod(editor, 0o755)
+        // Run by sh, not executed: a script just written may still be open in a child another
+        // test is spawning at the same moment, and executing it would fail with ETXTBSY.
         let notesctl = try NotesctlBinaryTests.executable().path
-        let command = "env -i PATH=/usr/bin:/bin EDITOR=\(editor) \(notesctl) --socket \(server.path) edit 0190"
+        let command = "env -i PATH=/usr/bin:/bin EDITOR='/bin/sh \(editor)' \(notesctl) --socket \(server.path) edit 0190"
         let result = try ChildProcess.runBlocking(["/usr/bin/script", "-qec", command, "/dev/null"])
         #expect(result.status == 0, "\(result.output) \(result.error)")
         #expect(server.waitUntilFinished())
+        try #require(server.incoming.count == 2)
         #expect(try server.incoming[0].params(NoteGetParams.self) == NoteGetParams(id: "0190", format: .markdown))
         #expect(try server.incoming[1].params(NoteUpdateParams.self) == NoteUpdateParams(
             id: Samples.note.id, baseHeads: shown.heads, body: "milk & eggs\n\n- bread\n- butter\n", format: .markdown))

@@ -125,7 +125,7 @@ enum Samples {
         entriesBehind: 0, retries: 0, connected: false)
     static let status = StatusResult(
         version: "0.1.0", started: Timestamp(rawValue: 1_715_000_000_000),
-        device: DeviceIdentity(id: "ZZZZYYYYXXXX", short: "ZZZZYYYY", name: "desktop"),
+        device: DeviceLabel(id: "ZZZZYYYYXXXX", short: "ZZZZYYYY", name: "desktop"),
         household: HouseholdInfo(id: "HHHHOUSE", short: "HHHH", deviceCount: 2),
         listen: ["0.0.0.0:7654", "[::]:7654"], controlSocket: "/run/user/1000/notesd/control.sock",
         dataDir: "/home/u/.local/share/notesd", discovery: DiscoveryStatus(state: .unavailable, reason: "avahi-daemon is not running"),

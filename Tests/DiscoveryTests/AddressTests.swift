@@ -3,33 +3,33 @@ import Testing
 
 @Suite struct PeerAddressTests {
     @Test func parsesAndCanonicalisesNumericAddresses() throws {
-        let v4 = try #require(PeerAddress(numeric: "10.199.0.2", interfaceIndex: 3))
+        let v4 = try #require(IPAddress(numeric: "10.199.0.2", interfaceIndex: 3))
         #expect(v4.family == .ipv4)
         #expect(v4.interfaceIndex == nil, "only IPv6 link-local addresses keep the interface")
         #expect(v4.description == "10.199.0.2")
 
-        let v6 = try #require(PeerAddress(numeric: "2001:DB8:0:0::1", interfaceIndex: 3))
+        let v6 = try #require(IPAddress(numeric: "2001:DB8:0:0::1", interfaceIndex: 3))
         #expect(v6.ip == "2001:db8::1")
         #expect(v6.interfaceIndex == nil)
     }
 
     @Test func linkLocalAddressesCarryTheirInterface() throws {
-        let address = try #require(PeerAddress(numeric: "FE80::1", interfaceIndex: 7))
+        let address = try #require(IPAddress(numeric: "FE80::1", interfaceIndex: 7))
         #expect(address.ip == "fe80::1")
         #expect(address.interfaceIndex == 7)
         #expect(address.description == "fe80::1%7")
-        #expect(PeerAddress(numeric: "febf::1", interfaceIndex: 2)?.interfaceIndex == 2)
-        #expect(PeerAddress(numeric: "fec0::1", interfaceIndex: 2)?.interfaceIndex == nil)
+        #expect(IPAddress(numeric: "febf::1", interfaceIndex: 2)?.interfaceIndex == 2)
+        #expect(IPAddress(numeric: "fec0::1", interfaceIndex: 2)?.interfaceIndex == nil)
     }
 
     @Test func rejectsAnythingNotNumeric() {
         for text in ["", "localhost", "10.0.0", "10.0.0.256", "fe80::1%2", "::g", String(repeating: "1", count: 500)] {
-            #expect(PeerAddress(numeric: text) == nil, "\(text)")
+            #expect(IPAddress(numeric: text) == nil, "\(text)")
         }
     }
 
     @Test func sortsIPv4First() throws {
-        let addresses = try ["fe80::1", "10.0.0.2", "2001:db8::1", "10.0.0.1"].map { try #require(PeerAddress(numeric: $0)) }
+        let addresses = try ["fe80::1", "10.0.0.2", "2001:db8::1", "10.0.0.1"].map { try #require(IPAddress(numeric: $0)) }
         #expect(addresses.sorted().map(\.ip) == ["10.0.0.1", "10.0.0.2", "2001:db8::1", "fe80::1"])
     }
 }

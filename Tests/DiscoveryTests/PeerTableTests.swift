@@ -9,7 +9,7 @@ private func instance(_ name: String, _ ipProtocol: Int32 = ipv4, interface: Int
 }
 
 private func resolution(_ address: String, id: String? = "PEER", port: UInt16 = 7001, host: String = "peer.local") -> Resolution {
-    Resolution(hostName: host, address: PeerAddress(numeric: address, interfaceIndex: 2), port: port,
+    Resolution(hostName: host, address: IPAddress(numeric: address, interfaceIndex: 2), port: port,
                txt: TXTRecord(version: 1, deviceID: id))
 }
 
@@ -23,7 +23,7 @@ private func resolution(_ address: String, id: String? = "PEER", port: UInt16 = 
         let found = table.resolved(v4, resolution("10.0.0.2"))
         #expect(found == [.found(DiscoveredPeer(
             serviceName: "notesd-PEER", deviceID: "PEER", protocolVersion: 1, hostName: "peer.local",
-            addresses: [try #require(PeerAddress(numeric: "10.0.0.2"))], port: 7001))])
+            addresses: [try #require(IPAddress(numeric: "10.0.0.2"))], port: 7001))])
 
         guard case .found(let both)? = table.resolved(v6, resolution("fe80::2")).first else {
             Issue.record("the second address should update the peer")
@@ -144,7 +144,7 @@ private func resolution(_ address: String, id: String? = "PEER", port: UInt16 = 
                     case .state: failure = "the table never reports state"
                     }
                 }
-                let expected = Dictionary(grouping: resolved, by: \.key.name).compactMapValues { entries -> Set<PeerAddress>? in
+                let expected = Dictionary(grouping: resolved, by: \.key.name).compactMapValues { entries -> Set<IPAddress>? in
                     let newest = entries.max { $0.value.time < $1.value.time }!.value.resolution
                     return newest.txt.deviceID == "SELF" ? nil : Set(entries.compactMap(\.value.resolution.address))
                 }

@@ -16,7 +16,7 @@ import Testing
 
     /// Resolves every host to 10.0.0.<port % 256>, at once.
     private static let fakeResolve: StaticPeers.Resolver = { endpoint in
-        [PeerAddress(numeric: "10.0.0.\(endpoint.port % 256)")].compactMap { $0 }
+        [IPAddress(numeric: "10.0.0.\(endpoint.port % 256)")].compactMap { $0 }
     }
 
     private func found(_ events: [DiscoveryEvent]) -> [String: DiscoveredPeer] {
@@ -41,7 +41,7 @@ import Testing
         try await recorder.wait(until: "both peers are found") { found($0).count == 2 }
         let peer = try #require(found(recorder.all)["laptop.lan:7001"])
         #expect(peer == DiscoveredPeer(serviceName: "laptop.lan:7001", deviceID: nil, protocolVersion: nil,
-                                       hostName: "laptop.lan", addresses: [try #require(PeerAddress(numeric: "10.0.0.89"))],
+                                       hostName: "laptop.lan", addresses: [try #require(IPAddress(numeric: "10.0.0.89"))],
                                        port: 7001))
         #expect(!recorder.all.contains { if case .state = $0 { true } else { false } }, "static peers have no state")
     }

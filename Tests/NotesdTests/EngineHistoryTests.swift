@@ -1,14 +1,15 @@
 import Control
+@testable import Engine
+import EngineHarness
 import Foundation
 import Peer
 import Testing
-@testable import notesd
 import TestSupport
 
 /// The history methods through the engine, as the control handler runs them.
 @Suite(.serialized) struct EngineHistoryTests {
     @Test func aPurgeWithTheHeadsOfAnOlderCopyIsKeptAndSaysWhoChangedIt() throws {
-        let device = try TestDevice(name: "laptop")
+        let device = try LoneDevice(name: "laptop")
         try device.run { engine in
             let note = try engine.notesCreate(NoteCreateParams(title: "Plan", html: "<p>one</p>"))
             let seen = try engine.notesGet(NoteGetParams(id: note.id)).heads
@@ -26,7 +27,7 @@ import TestSupport
     }
 
     @Test func restoringAndReadingRevisionsThroughTheEngine() throws {
-        let device = try TestDevice(name: "laptop")
+        let device = try LoneDevice(name: "laptop")
         try device.run { engine in
             let note = try engine.notesCreate(NoteCreateParams(title: "v1", html: "<p>first</p>"))
             try engine.replica.markOffered()

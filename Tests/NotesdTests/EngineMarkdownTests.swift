@@ -1,14 +1,15 @@
 import Control
+@testable import Engine
+import EngineHarness
 import Foundation
 import Merge
 import Testing
-@testable import notesd
 
 /// `notes.create`/`notes.update` with `format: "markdown"`, `notes.get` in Markdown, and
 /// `created`/`modified` for imports (docs/control-protocol.md).
 @Suite struct EngineMarkdownTests {
     @Test func aNoteCreatedInMarkdownHasItsStructure() throws {
-        let device = try TestDevice(name: "md")
+        let device = try LoneDevice(name: "md")
         let summary = try device.run {
             try $0.notesCreate(NoteCreateParams(title: "Groceries", body: "- [ ] milk\n- [x] eggs\n\n*fresh*\n", format: .markdown))
         }
@@ -22,7 +23,7 @@ import Testing
     }
 
     @Test func createdAndModifiedAreKeptAndChecked() throws {
-        let device = try TestDevice(name: "md")
+        let device = try LoneDevice(name: "md")
         let created = Timestamp(millisecondsSince1970: 1_500_000_000_000)
         let modified = Timestamp(millisecondsSince1970: 1_600_000_000_000)
         let summary = try device.run {
@@ -40,7 +41,7 @@ import Testing
     /// The issue's test: a note with `<b>`, colours and a checklist, edited in Markdown:
     /// untouched blocks keep their HTML byte for byte, the changed one is converted.
     @Test func editingInMarkdownKeepsUntouchedBlocksByteForByte() throws {
-        let device = try TestDevice(name: "md")
+        let device = try LoneDevice(name: "md")
         let html = """
             <p>Buy <b>fresh</b> <span style="color: #c00">red</span> apples</p>
             <ul data-type="taskList"><li data-checked="true"><p>milk</p></li><li data-checked="false"><p>eggs</p></li></ul>
@@ -70,7 +71,7 @@ import Testing
     }
 
     @Test func aMarkdownEditFromAVanishedRevisionIsRefusedClearly() throws {
-        let device = try TestDevice(name: "md")
+        let device = try LoneDevice(name: "md")
         let note = try device.run { try $0.notesCreate(NoteCreateParams(title: "T", body: "one\n", format: .markdown)) }
         let shown = try device.run { try $0.notesGet(NoteGetParams(id: note.id, format: .markdown)) }
         // A second local edit within the coalescing window replaces the revision `shown` read.
@@ -82,7 +83,7 @@ import Testing
     }
 
     @Test func createManyMakesTheGoodNotesInOneGoAndNamesTheBadOnes() throws {
-        let device = try TestDevice(name: "md")
+        let device = try LoneDevice(name: "md")
         let outcomes = try device.run {
             try $0.notesCreateMany(NotesCreateManyParams(notes: [
                 NoteCreateParams(title: "One", body: "- [x] a\n", format: .markdown),

@@ -1,239 +1,349 @@
 import Control
+@testable import Engine
+import EngineHarness
 import Foundation
 import Merge
 import Peer
-import Synchronization
 import Testing
-@testable import notesd
-import TestSupport
 
-/// An engine on loopback with its own data directory, driven the way the control handler does.
-final class TestDevice {
-    let directory: TemporaryDirectory
-    let engine: Engine
+/// A household of real engine cores on the in-memory network, in virtual time: nothing here
+/// waits on the wall clock (docs/testing.md).
+final class TestHousehold {
+    let lan: VirtualLAN
 
-    init(name: String, peers: [String] = []) throws {
-        directory = try TemporaryDirectory()
-        let replica = try Replica(path: directory.path + "/notes.db")
-        let identity = try Peer.DeviceIdentity.loadOrCreate(inDirectory: directory.path)
-        let household = try HouseholdKey(directory: directory.path)
-        let settings = Engine.Settings(
-            dataDirectory: directory.path, deviceName: name, listen: PeerAddress(host: "127.0.0.1", port: 0), staticPeers: peers,
-            controlSocket: directory.path + "/control.sock")
-        engine = try Engine(settings: settings, replica: replica, identity: identity, household: household, log: .silent)
-        try engine.start()
+    /// `discovery`: the nodes learn of each other as mDNS would tell them; off, they know
+    /// only the addresses they are given (`--no-mdns`).
+    init(_ names: [String], seed: UInt64 = 1, discovery: Bool = false) throws {
+        lan = try VirtualLAN(seed: seed, nodes: names.count, names: { _ in names }, discovery: discovery)
     }
 
-    deinit { engine.queue.sync { engine.stop() } }
-
-    var address: String { engine.queue.sync { engine.listenAddresses[0].description } }
-
-    func run<T>(_ body: (Engine) throws -> T) rethrows -> T { try engine.queue.sync { try body(engine) } }
-
-    /// Runs an engine operation that answers through a completion, and waits for it.
-    func await<T: Sendable>(_ start: (Engine, @escaping @Sendable (Result<T, RPCError>) -> Void) -> Void) throws -> T {
-        let box = Mutex<Result<T, RPCError>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        engine.queue.sync {
-            start(engine) { result in
-                box.withLock { $0 = result }
-                done.signal()
-            }
-        }
-        guard done.wait(timeout: .now() + 60) == .success else { throw RPCError.internalError("no answer within 60 s") }
-        return try box.withLock { $0! }.get()
+    init(seed: UInt64 = 1, nodes: Int, names: @escaping ([DeviceID]) -> [String]) throws {
+        lan = try VirtualLAN(seed: seed, nodes: nodes, names: names, discovery: false)
     }
 
-    /// Waits (bounded) until `condition` holds on the engine's queue.
-    func wait(seconds: Double = 20, _ what: String, until condition: (Engine) throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try run(condition) { return }
-            usleep(10_000)
+    subscript(_ name: String) -> VirtualLAN.Node { lan.nodes.first { $0.name == name }! }
+
+    /// Runs a control method on `node` now.
+    func run<T>(_ node: VirtualLAN.Node, _ body: (EngineCore) throws -> T) throws -> T { try lan.request(node, body) }
+
+    /// Starts a request that answers later and runs virtual time until it does (at most
+    /// ten minutes of it).
+    func answer<T>(_ node: VirtualLAN.Node, _ start: (EngineCore, EngineCore.RequestToken) -> Void, _ unwrap: (EngineCore.Reply) -> Result<T, RPCError>?) throws -> T {
+        let token = lan.park(node, start)
+        guard let reply = try lan.reply(token, on: node) else { throw RPCError.internalError("no answer within ten minutes of virtual time") }
+        guard let result = unwrap(reply) else { throw RPCError.internalError("an answer of another kind: \(reply)") }
+        return try result.get()
+    }
+
+    func join(_ node: VirtualLAN.Node, code: String, address: VirtualLAN.Node?) throws -> JoinResult {
+        try answer(node, { $0.startJoin(JoinParams(code: code, address: address?.address.description), token: $1) }) {
+            if case .join(let result) = $0 { result } else { nil }
         }
-        Issue.record("timed out waiting for: \(what)")
-        throw RPCError.timeout("waiting for \(what)", data: EmptyParams())
+    }
+
+    func connect(_ node: VirtualLAN.Node, to address: String) throws -> PeerStatus {
+        try answer(node, { $0.startConnect(ConnectParams(address: address), token: $1) }) {
+            if case .connect(let result) = $0 { result } else { nil }
+        }
+    }
+
+    func sync(_ node: VirtualLAN.Node, _ params: SyncParams) throws -> SyncResult {
+        try answer(node, { $0.startSync(params, token: $1) }) {
+            if case .sync(let result) = $0 { result } else { nil }
+        }
+    }
+
+    /// `inviter` invites, `joiner` joins at its address.
+    @discardableResult
+    func pair(_ joiner: VirtualLAN.Node, with inviter: VirtualLAN.Node) throws -> JoinResult {
+        let code = try run(inviter) { try $0.invite().code }
+        return try join(joiner, code: code, address: inviter)
+    }
+
+    /// Runs virtual time until `condition` holds on `node` (at most `limit` ms of it).
+    func wait(_ what: String, on node: VirtualLAN.Node, limit: UInt64 = 600_000, until condition: (EngineCore) throws -> Bool) throws {
+        let held = try lan.run(for: limit) { try node.core.map(condition) ?? false }
+        guard held else {
+            Issue.record("never happened within \(limit / 1000) s of virtual time: \(what)")
+            throw RPCError.timeout("waiting for \(what)", data: EmptyParams())
+        }
     }
 }
 
-@Suite(.serialized) struct EngineTests {
-    @Test func pairingThroughInviteAndJoinThenNotesFlowBothWays() async throws {
-        try await offThePool { try self.blockingPairingThroughInviteAndJoinThenNotesFlowBothWays() }
+/// One engine core with no peers, for control methods that need none.
+final class LoneDevice {
+    let home: TestHousehold
+    let node: VirtualLAN.Node
+
+    init(name: String) throws {
+        home = try TestHousehold([name])
+        node = home[name]
     }
 
-    func blockingPairingThroughInviteAndJoinThenNotesFlowBothWays() throws {
-        let alice = try TestDevice(name: "alice")
-        let bob = try TestDevice(name: "bob")
-        let code = try alice.run { try $0.invite().code }
-        let joined = try bob.await { engine, done in engine.startJoin(JoinParams(code: code, address: alice.address), complete: done) }
+    /// Runs a control method on the core now.
+    func run<T>(_ body: (EngineCore) throws -> T) throws -> T { try home.run(node, body) }
+}
+
+@Suite struct EngineTests {
+    @Test func pairingThroughInviteAndJoinThenNotesFlowBothWays() throws {
+        let home = try TestHousehold(["alice", "bob"])
+        let (alice, bob) = (home["alice"], home["bob"])
+        let joined = try home.pair(bob, with: alice)
         #expect(joined.devices.map(\.name).sorted() == ["alice", "bob"])
-        #expect(bob.run { $0.household.key } == alice.run { $0.household.key })
+        #expect(bob.core?.household.key == alice.core?.household.key)
 
-        let note = try alice.run { try $0.notesCreate(NoteCreateParams(title: "From Alice", html: "<p>hello bob</p>")) }
-        try bob.wait("alice's note on bob") { engine in try engine.notesList(NotesListParams()).contains { $0.id == note.id } }
-        let reply = try bob.run { try $0.notesCreate(NoteCreateParams(title: "From Bob", html: "<p>hi alice</p>")) }
-        try alice.wait("bob's note on alice") { engine in try engine.notesList(NotesListParams()).contains { $0.id == reply.id } }
+        let note = try home.run(alice) { try $0.notesCreate(NoteCreateParams(title: "From Alice", html: "<p>hello bob</p>")) }
+        try home.wait("alice's note on bob", on: bob) { try $0.notesList(NotesListParams()).contains { $0.id == note.id } }
+        let reply = try home.run(bob) { try $0.notesCreate(NoteCreateParams(title: "From Bob", html: "<p>hi alice</p>")) }
+        try home.wait("bob's note on alice", on: alice) { try $0.notesList(NotesListParams()).contains { $0.id == reply.id } }
         // Both see each other as connected roster members.
-        #expect(alice.run { $0.deviceInfos() }.contains { $0.name == "bob" && $0.connected })
+        #expect(try home.run(alice) { $0.deviceInfos() }.contains { $0.name == "bob" && $0.connected })
     }
 
-    @Test func aPeerThatIsAwayShowsWhatIsWaitingForIt() async throws {
-        try await offThePool { try self.blockingAPeerThatIsAwayShowsWhatIsWaitingForIt() }
-    }
+    @Test func aPeerThatIsAwayShowsWhatIsWaitingForIt() throws {
+        let home = try TestHousehold(["alice", "bob"])
+        let (alice, bob) = (home["alice"], home["bob"])
+        try home.pair(bob, with: alice)
+        for index in 0..<5 { _ = try home.run(alice) { try $0.notesCreate(NoteCreateParams(title: "Before \(index)", html: "<p>x</p>")) } }
+        try home.wait("bob holds alice's notes", on: bob) { try $0.replica.noteCount == 5 }
+        try home.wait("alice sees bob caught up", on: alice) { $0.peerStatuses().contains { $0.name == "bob" && $0.status == .idle } }
 
-    func blockingAPeerThatIsAwayShowsWhatIsWaitingForIt() throws {
-        let alice = try TestDevice(name: "alice")
-        var bob: TestDevice? = try TestDevice(name: "bob")
-        let code = try alice.run { try $0.invite().code }
-        _ = try bob!.await { engine, done in engine.startJoin(JoinParams(code: code, address: alice.address), complete: done) }
-        for index in 0..<5 { _ = try alice.run { try $0.notesCreate(NoteCreateParams(title: "Before \(index)", html: "<p>x</p>")) } }
-        try bob!.wait("bob holds alice's notes") { try $0.replica.noteCount == 5 }
-        try alice.wait("alice sees bob caught up") { engine in engine.peerStatuses().contains { $0.name == "bob" && $0.status == .idle } }
-
-        bob = nil
-        try alice.wait("bob gone") { engine in engine.peerStatuses().contains { $0.name == "bob" && !$0.connected } }
+        home.lan.stop(bob)
+        try home.wait("bob gone", on: alice) { $0.peerStatuses().contains { $0.name == "bob" && !$0.connected } }
         // What bob already holds is not counted again.
-        #expect(alice.run { $0.peerStatuses() }.first { $0.name == "bob" }?.entriesBehind == 0)
-        for index in 0..<3 { _ = try alice.run { try $0.notesCreate(NoteCreateParams(title: "While away \(index)", html: "<p>y</p>")) } }
-        let away = try #require(alice.run { $0.peerStatuses() }.first { $0.name == "bob" })
+        #expect(try home.run(alice) { $0.peerStatuses() }.first { $0.name == "bob" }?.entriesBehind == 0)
+        for index in 0..<3 { _ = try home.run(alice) { try $0.notesCreate(NoteCreateParams(title: "While away \(index)", html: "<p>y</p>")) } }
+        let away = try #require(try home.run(alice) { $0.peerStatuses() }.first { $0.name == "bob" })
         #expect(away.status == .offline)
         #expect(away.address == nil, "bob only ever dialled alice: his source port is no address to dial")
         #expect(away.entriesBehind == 3, "three new notes wait for bob")
+
+        // Back from the same files, bob catches up.
+        try home.lan.launch(bob)
+        try home.wait("bob catches up after his restart", on: bob) { try $0.replica.noteCount == 8 }
     }
 
-    @Test func aReusedInviteCodeIsRefusedClearly() async throws {
-        try await offThePool { try self.blockingAReusedInviteCodeIsRefusedClearly() }
-    }
-
-    func blockingAReusedInviteCodeIsRefusedClearly() throws {
-        let alice = try TestDevice(name: "alice")
-        let bob = try TestDevice(name: "bob")
-        let carol = try TestDevice(name: "carol")
-        let code = try alice.run { try $0.invite().code }
-        _ = try bob.await { engine, done in engine.startJoin(JoinParams(code: code, address: alice.address), complete: done) }
+    @Test func aReusedInviteCodeIsRefusedClearly() throws {
+        let home = try TestHousehold(["alice", "bob", "carol"])
+        let (alice, bob, carol) = (home["alice"], home["bob"], home["carol"])
+        let code = try home.run(alice) { try $0.invite().code }
+        _ = try home.join(bob, code: code, address: alice)
         #expect {
-            _ = try carol.await { engine, done in engine.startJoin(JoinParams(code: code, address: alice.address), complete: done) }
+            _ = try home.join(carol, code: code, address: alice)
         } throws: { error in
             (error as? RPCError)?.code == .inviteUsed && (error as? RPCError)?.message.contains("already used") == true
         }
     }
 
-    @Test func aWrongInviteCodeFailsWithPairingFailed() async throws {
-        try await offThePool { try self.blockingAWrongInviteCodeFailsWithPairingFailed() }
+    @Test func anExpiredInviteCodeIsRefusedWithItsLifetime() throws {
+        let home = try TestHousehold(["alice", "bob"])
+        let (alice, bob) = (home["alice"], home["bob"])
+        let code = try home.run(alice) { try $0.invite().code }
+        try home.lan.advance(by: EngineCore.inviteLifetime + 1_000)
+        #expect {
+            _ = try home.join(bob, code: code, address: alice)
+        } throws: { error in
+            (error as? RPCError)?.code == .inviteExpired && (error as? RPCError)?.message.contains("10 minutes") == true
+        }
     }
 
-    func blockingAWrongInviteCodeFailsWithPairingFailed() throws {
-        let alice = try TestDevice(name: "alice")
-        let bob = try TestDevice(name: "bob")
+    @Test func aWrongInviteCodeFailsWithPairingFailed() throws {
+        let home = try TestHousehold(["alice", "bob"])
+        let (alice, bob) = (home["alice"], home["bob"])
         let wrong = InviteCode.generate().description
         #expect {
-            _ = try bob.await { engine, done in engine.startJoin(JoinParams(code: wrong, address: alice.address), complete: done) }
+            _ = try home.join(bob, code: wrong, address: alice)
         } throws: { error in
             (error as? RPCError)?.code == .pairingFailed
         }
         #expect {
-            _ = try bob.await { engine, done in engine.startJoin(JoinParams(code: "not-a-code", address: alice.address), complete: done) }
+            _ = try home.join(bob, code: "not-a-code", address: alice)
         } throws: { error in
             (error as? RPCError)?.code == .inviteInvalid
         }
     }
 
-    @Test func aDeviceNotOnTheRosterIsRefusedAndBlocked() async throws {
-        try await offThePool { try self.blockingADeviceNotOnTheRosterIsRefusedAndBlocked() }
+    @Test func aJoinWithoutAnAddressFindsTheInviterThroughDiscovery() throws {
+        let home = try TestHousehold(["alice", "bob"], discovery: true)
+        let (alice, bob) = (home["alice"], home["bob"])
+        let code = try home.run(alice) { try $0.invite().code }
+        let joined = try home.join(bob, code: code, address: nil)
+        #expect(joined.devices.map(\.name).sorted() == ["alice", "bob"])
     }
 
-    func blockingADeviceNotOnTheRosterIsRefusedAndBlocked() throws {
-        let alice = try TestDevice(name: "alice")
-        let stranger = try TestDevice(name: "stranger")
-        // Same household key, but never admitted to the roster.
-        try stranger.run { try $0.household.replace(with: alice.run { $0.household.key }) }
+    @Test func aJoinAtAnAddressWhereNobodyListensIsUnreachable() throws {
+        let home = try TestHousehold(["alice", "bob"])
+        let (alice, bob) = (home["alice"], home["bob"])
+        let code = try home.run(alice) { try $0.invite().code }
+        home.lan.crash(alice)
         #expect {
-            _ = try stranger.await { engine, done in engine.startConnect(ConnectParams(address: alice.address), complete: done) }
+            _ = try home.join(bob, code: code, address: alice)
+        } throws: { error in
+            (error as? RPCError)?.code == .peerUnreachable
+        }
+    }
+
+    @Test func aDeviceNotOnTheRosterIsRefusedAndBlocked() throws {
+        let home = try TestHousehold(["alice", "stranger"])
+        let (alice, stranger) = (home["alice"], home["stranger"])
+        // Same household key, but never admitted to the roster.
+        let key = try #require(alice.core?.household.key)
+        try home.run(stranger) { try $0.household.replace(with: key) }
+        #expect {
+            _ = try home.connect(stranger, to: alice.address.description)
         } throws: { error in
             (error as? RPCError)?.code == .pairingFailed
         }
+        #expect(try home.run(alice) { $0.deviceInfos() }.allSatisfy { $0.name != "stranger" }, "alice never admitted it")
+    }
+
+    @Test func aConnectWithNoHandshakeTimesOutAfterItsLimit() throws {
+        let home = try TestHousehold(["alice", "bob"])
+        let (alice, bob) = (home["alice"], home["bob"])
+        try home.pair(bob, with: alice)
+        // Everything alice sends or answers from now on is lost.
+        home.lan.partitions.insert("0-1")
+        let started = home.lan.now
+        #expect {
+            _ = try home.connect(bob, to: "10.0.0.9:7479")
+        } throws: { error in
+            (error as? RPCError)?.code == .peerUnreachable
+        }
+        #expect(home.lan.now - started < EngineCore.connectTimeout, "nobody at that address answers at once")
+    }
+
+    @Test func aFailedDialIsRetriedWithGrowingBackoff() throws {
+        let home = try TestHousehold(["alice", "bob"])
+        let (alice, bob) = (home["alice"], home["bob"])
+        try home.pair(bob, with: alice)
+        try home.wait("bob caught up with alice", on: bob) { $0.peerStatuses().contains { $0.name == "alice" && $0.status == .idle } }
+        home.lan.crash(alice)
+        let crashed = home.lan.now
+        try home.wait("bob retried alice three times", on: bob) { core in
+            core.peerStatuses().first { $0.name == "alice" }.map { $0.retries >= 3 } ?? false
+        }
+        // A synced connection that ends is redialled after 1 s; each failure then backs off
+        // 1 s, 2 s… (±20 %): the third failure comes 3.2–4.8 s after the crash, plus the
+        // network's few milliseconds per attempt.
+        #expect((3_200...4_900).contains(home.lan.now - crashed))
+        // `status` says when the last failure happened, not only what it was.
+        let away = try #require(bob.core?.peerStatuses().first { $0.name == "alice" })
+        #expect(away.lastError != nil)
+        let failedAt = try #require(away.lastErrorAt).rawValue
+        #expect((Int64(crashed)...Int64(home.lan.now)).contains(failedAt))
+        try home.lan.launch(alice)
+        try home.wait("bob reconnects once alice is back", on: bob, limit: 310_000) { core in
+            core.deviceInfos().contains { $0.name == "alice" && $0.connected }
+        }
+    }
+
+    @Test func notesACatchUpReceivedAreIndexedForSearchAfterItInSteps() throws {
+        let home = try TestHousehold(["alice", "bob"])
+        let (alice, bob) = (home["alice"], home["bob"])
+        let count = EngineCore.searchIndexStep * 2 + 100
+        let notes = (0..<count).map { NoteCreateParams(title: "Quince \($0)", html: "<p>quinces number \($0)</p>") }
+        _ = try home.run(alice) { try $0.notesCreateMany(NotesCreateManyParams(notes: notes)) }
+        try home.pair(bob, with: alice)
+        try home.wait("bob holds alice's notes", on: bob) { try $0.status().noteCount == count }
+        // The catch-up has ended; its notes are readable and not yet all searchable.
+        let right = try home.run(bob) { try $0.status() }
+        #expect((1...count).contains(right.notesToIndex ?? 0), "\(String(describing: right.notesToIndex))")
+        try home.wait("bob indexed them", on: bob) { try $0.status().notesToIndex == nil }
+        let hits = try home.run(bob) { try $0.notesSearch(NotesSearchParams(query: "quinces", limit: 500)) }
+        #expect(hits.count == 500)
+        #expect(try home.run(bob) { try $0.notesSearch(NotesSearchParams(query: "Quince \(count - 1)")) }.count >= 1)
+        #expect(try home.run(bob) { try $0.replica.integrityProblems() } == [])
+    }
+
+    @Test func aLargeImportIsIndexedForSearchAfterItsTransaction() throws {
+        let home = try TestHousehold(["alice"])
+        let alice = home["alice"]
+        let count = Replica.bulkBatchThreshold + 50
+        let notes = (0..<count).map { NoteCreateParams(title: "Imported \($0)", html: "<p>medlars number \($0)</p>") }
+        let outcomes = try home.run(alice) { try $0.notesCreateMany(NotesCreateManyParams(notes: notes)) }
+        #expect(outcomes.allSatisfy { $0.note != nil })
+        #expect(try home.run(alice) { try $0.status().notesToIndex } == count)
+        try home.wait("alice indexed the import", on: alice) { try $0.status().notesToIndex == nil }
+        #expect(try home.run(alice) { try $0.notesSearch(NotesSearchParams(query: "medlars", limit: 500)) }.count == count)
+        // A small batch is indexed in its own transaction, as a single note is.
+        _ = try home.run(alice) { try $0.notesCreateMany(NotesCreateManyParams(notes: [NoteCreateParams(title: "One more", html: "<p>quodlibet</p>")])) }
+        #expect(try home.run(alice) { try $0.status().notesToIndex } == nil)
+        #expect(try home.run(alice) { try $0.notesSearch(NotesSearchParams(query: "quodlibet")) }.count == 1)
+    }
+
+    @Test func syncWaitAnswersOnceEveryPeerIsCaughtUp() throws {
+        let home = try TestHousehold(["alice", "bob"])
+        let (alice, bob) = (home["alice"], home["bob"])
+        try home.pair(bob, with: alice)
+        try home.wait("connected", on: alice) { $0.deviceInfos().contains { $0.name == "bob" && $0.connected } }
+        for index in 0..<20 { _ = try home.run(alice) { try $0.notesCreate(NoteCreateParams(title: "N\(index)", html: "<p>z</p>")) } }
+        let result = try home.sync(alice, SyncParams(wait: true, timeoutMs: 60_000))
+        #expect(result.caughtUp)
+        #expect(try bob.core!.replica.noteCount == 20)
     }
 }
 
-@Suite(.serialized) struct RevocationTests {
-    @Test func aRemovedDeviceIsRefusedSaysSoAndCanBeInvitedBack() async throws {
-        try await offThePool { try self.blockingARemovedDeviceIsRefusedSaysSoAndCanBeInvitedBack() }
-    }
-
-    func blockingARemovedDeviceIsRefusedSaysSoAndCanBeInvitedBack() throws {
-        let alice = try TestDevice(name: "alice")
-        let bob = try TestDevice(name: "bob")
-        let code = try alice.run { try $0.invite().code }
-        _ = try bob.await { engine, done in engine.startJoin(JoinParams(code: code, address: alice.address), complete: done) }
-        try alice.wait("bob connected") { engine in engine.deviceInfos().contains { $0.name == "bob" && $0.connected } }
-        let bobID = try alice.run { engine in try #require(engine.deviceInfos().first { $0.name == "bob" }?.id) }
+@Suite struct RevocationTests {
+    @Test func aRemovedDeviceIsRefusedSaysSoAndCanBeInvitedBack() throws {
+        let home = try TestHousehold(["alice", "bob"])
+        let (alice, bob) = (home["alice"], home["bob"])
+        try home.pair(bob, with: alice)
+        try home.wait("bob connected", on: alice) { $0.deviceInfos().contains { $0.name == "bob" && $0.connected } }
+        let bobID = try #require(try home.run(alice) { $0.deviceInfos() }.first { $0.name == "bob" }?.id)
         // Unknown names and ids are refused; a name matches in any case, like an id prefix.
-        #expect { _ = try alice.run { try $0.devicesRemove(DeviceRemoveParams(device: "carol")) } } throws: { ($0 as? RPCError)?.code == .notFound }
-        #expect(alice.run { $0.deviceInfos() }.contains { $0.name == "bob" && !$0.revoked })
-        let removed = try alice.run { try $0.devicesRemove(DeviceRemoveParams(device: "BOB")) }
+        #expect { _ = try home.run(alice) { try $0.devicesRemove(DeviceRemoveParams(device: "carol")) } } throws: { ($0 as? RPCError)?.code == .notFound }
+        #expect(try home.run(alice) { $0.deviceInfos() }.contains { $0.name == "bob" && !$0.revoked })
+        let removed = try home.run(alice) { try $0.devicesRemove(DeviceRemoveParams(device: "BOB")) }
         #expect(removed.revoked && removed.id == bobID)
-        let again = try alice.run { try $0.devicesRemove(DeviceRemoveParams(device: String(bobID.prefix(10)))) }
+        let again = try home.run(alice) { try $0.devicesRemove(DeviceRemoveParams(device: String(bobID.prefix(10)))) }
         #expect(again.id == bobID && again.revoked, "idempotent, by id prefix")
-        try alice.wait("bob disconnected") { engine in !engine.deviceInfos().contains { $0.name == "bob" && $0.connected } }
+        try home.wait("bob disconnected", on: alice) { !$0.deviceInfos().contains { $0.name == "bob" && $0.connected } }
 
         // Bob learns it from alice's refusal, remembers it, and says so.
-        try bob.wait("bob knows he was removed") { $0.removedFromHousehold != nil }
-        #expect(try bob.run { try $0.replica.removedFromHousehold } != nil, "kept across restarts")
-        #expect(try bob.run { try $0.status() }.household == nil)
-        #expect { _ = try bob.run { try $0.invite() } } throws: { ($0 as? RPCError)?.code == .notInHousehold }
-        #expect {
-            _ = try bob.await { engine, done in engine.startSync(SyncParams(wait: false), complete: done) }
-        } throws: { ($0 as? RPCError)?.code == .notInHousehold }
-        #expect {
-            _ = try bob.await { engine, done in engine.startConnect(ConnectParams(address: alice.address), complete: done) }
-        } throws: { ($0 as? RPCError)?.code == .notInHousehold }
-        try bob.wait("bob sees alice refuse him") { engine in
-            engine.peerStatuses().contains { $0.status == .blocked && ($0.lastError ?? "").contains("removed") }
+        try home.wait("bob knows he was removed", on: bob) { $0.removedFromHousehold != nil }
+        #expect(try home.run(bob) { try $0.replica.removedFromHousehold } != nil, "kept across restarts")
+        #expect(try home.run(bob) { try $0.status() }.household == nil)
+        #expect { _ = try home.run(bob) { try $0.invite() } } throws: { ($0 as? RPCError)?.code == .notInHousehold }
+        #expect { _ = try home.sync(bob, SyncParams(wait: false)) } throws: { ($0 as? RPCError)?.code == .notInHousehold }
+        #expect { _ = try home.connect(bob, to: alice.address.description) } throws: { ($0 as? RPCError)?.code == .notInHousehold }
+        try home.wait("bob sees alice refuse him", on: bob) { core in
+            core.peerStatuses().contains { $0.status == .blocked && ($0.lastError ?? "").contains("removed") }
         }
-        #expect(!alice.run { $0.deviceInfos() }.contains { $0.name == "bob" && $0.connected })
+        #expect(try !home.run(alice) { $0.deviceInfos() }.contains { $0.name == "bob" && $0.connected })
 
         // A new invite takes him back: the join is allowed, the roster un-revokes him, notes flow.
-        let second = try alice.run { try $0.invite().code }
-        let rejoined = try bob.await { engine, done in engine.startJoin(JoinParams(code: second, address: alice.address), complete: done) }
+        let rejoined = try home.pair(bob, with: alice)
         #expect(rejoined.household.deviceCount == 2, "bob counts himself before alice's roster says so again")
-        #expect(bob.run { $0.removedFromHousehold } == nil)
-        #expect(try bob.run { try $0.status() }.household != nil)
-        #expect(alice.run { $0.deviceInfos() }.contains { $0.name == "bob" && !$0.revoked })
-        let note = try bob.run { try $0.notesCreate(NoteCreateParams(title: "Back", html: "<p>bob is back</p>")) }
-        try alice.wait("bob's note on alice") { engine in try engine.notesList(NotesListParams()).contains { $0.id == note.id } }
+        #expect(bob.core?.removedFromHousehold == nil)
+        #expect(try home.run(bob) { try $0.status() }.household != nil)
+        #expect(try home.run(alice) { $0.deviceInfos() }.contains { $0.name == "bob" && !$0.revoked })
+        let note = try home.run(bob) { try $0.notesCreate(NoteCreateParams(title: "Back", html: "<p>bob is back</p>")) }
+        try home.wait("bob's note on alice", on: alice) { try $0.notesList(NotesListParams()).contains { $0.id == note.id } }
 
         // Removing this device itself is refused.
-        let selfID = alice.run { $0.identity.deviceID.description }
-        #expect(throws: RPCError.self) { try alice.run { try $0.devicesRemove(DeviceRemoveParams(device: selfID)) } }
+        let selfID = alice.identity.deviceID.description
+        #expect(throws: RPCError.self) { try home.run(alice) { try $0.devicesRemove(DeviceRemoveParams(device: selfID)) } }
     }
 }
 
-@Suite(.serialized) struct DeviceReferenceTests {
-    @Test func aNameThatSpellsTheStartOfAnotherDevicesIDIsAmbiguous() async throws {
-        try await offThePool { try self.blockingANameThatSpellsTheStartOfAnotherDevicesIDIsAmbiguous() }
-    }
-
-    func blockingANameThatSpellsTheStartOfAnotherDevicesIDIsAmbiguous() throws {
-        let alice = try TestDevice(name: "alice")
-        let bob = try TestDevice(name: "bob")
-        let bobID = bob.run { $0.identity.deviceID.description }
+@Suite struct DeviceReferenceTests {
+    @Test func aNameThatSpellsTheStartOfAnotherDevicesIDIsAmbiguous() throws {
         // carol's name is the first three characters of bob's id.
-        let carol = try TestDevice(name: String(bobID.prefix(3)).lowercased())
-        for device in [bob, carol] {
-            let code = try alice.run { try $0.invite().code }
-            _ = try device.await { engine, done in engine.startJoin(JoinParams(code: code, address: alice.address), complete: done) }
-        }
+        let home = try TestHousehold(nodes: 3) { ids in ["alice", "bob", String(ids[1].description.prefix(3)).lowercased()] }
+        let (alice, bob, carol) = (home["alice"], home["bob"], home.lan.nodes[2])
+        let bobID = bob.identity.deviceID.description
+        for device in [bob, carol] { try home.pair(device, with: alice) }
         #expect {
-            _ = try alice.run { try $0.devicesRemove(DeviceRemoveParams(device: String(bobID.prefix(3)))) }
+            _ = try home.run(alice) { try $0.devicesRemove(DeviceRemoveParams(device: String(bobID.prefix(3)))) }
         } throws: { ($0 as? RPCError)?.code == .ambiguousReference }
-        #expect(alice.run { $0.deviceInfos() }.allSatisfy { !$0.revoked }, "nobody was removed")
+        #expect(try home.run(alice) { $0.deviceInfos() }.allSatisfy { !$0.revoked }, "nobody was removed")
     }
 }
 
 @Suite struct EventTitleTests {
     @Test func longTitlesAreCutSoOneEventCannotOverflowAWatcher() {
-        #expect(Engine.eventTitle("Groceries") == "Groceries")
-        let long = Engine.eventTitle(String(repeating: "é", count: 2_000_000))
+        #expect(EngineCore.eventTitle("Groceries") == "Groceries")
+        let long = EngineCore.eventTitle(String(repeating: "é", count: 2_000_000))
         #expect(long.count == 1_000)
         #expect(long.hasSuffix("…"))
     }

@@ -1,9 +1,10 @@
 import Control
+@testable import Engine
+import EngineHarness
 import Foundation
 import Merge
 import Peer
 import Testing
-@testable import notesd
 import TestSupport
 
 /// A request costs what it touches, not the library (docs/benchmarks.md, "Cost that grows with
@@ -24,7 +25,7 @@ import TestSupport
     }
 
     func blockingRequestsCostTheSameAt1000And10000Notes() throws {
-        let device = try TestDevice(name: "alpha")
+        let device = try LoneDevice(name: "alpha")
         let folders = try device.run { engine in
             try Self.folderNames.map { try engine.foldersCreate(FolderCreateParams(name: $0)).id }
         }
@@ -58,7 +59,7 @@ import TestSupport
     }
 
     func blockingNotesListPagesAreTheListInPiecesWithTheSameShortIds() throws {
-        let device = try TestDevice(name: "alpha")
+        let device = try LoneDevice(name: "alpha")
         try device.run { engine in
             _ = try engine.foldersCreate(FolderCreateParams(name: "Work"))
             for index in 0..<25 {
@@ -89,7 +90,7 @@ import TestSupport
     }
 
     func blockingNotesCreateManyCreatesABatchInOneTransaction() throws {
-        let device = try TestDevice(name: "alpha")
+        let device = try LoneDevice(name: "alpha")
         _ = try device.run { try $0.foldersCreate(FolderCreateParams(name: "Work")) }
         let notes = (0..<30).map { NoteCreateParams(title: "Imported \($0)", html: "<p>\($0)</p>", folder: $0 % 2 == 0 ? "Work" : nil, tags: ["batch"]) }
         let created = try device.run { try $0.notesCreateMany(NotesCreateManyParams(notes: notes)) }.compactMap(\.note)
@@ -109,7 +110,7 @@ import TestSupport
     }
 
     /// Adds generated notes, spread over `folders`, in one transaction (outside any measure).
-    private func grow(_ device: TestDevice, to count: Int, folders: [String]) throws {
+    private func grow(_ device: LoneDevice, to count: Int, folders: [String]) throws {
         try device.run { engine in
             let ids = folders.compactMap { RecordID($0) }
             let start = try engine.replica.noteCount
@@ -125,7 +126,7 @@ import TestSupport
 
     /// What `body` cost, and the statements that scanned a whole table or index (for the
     /// failure message: which query read the library).
-    private func cost(_ device: TestDevice, _ body: (Engine) throws -> Void) throws -> Measured {
+    private func cost(_ device: LoneDevice, _ body: (EngineCore) throws -> Void) throws -> Measured {
         try device.run { engine in
             let before = engine.replica.database.statementCountersBySQL
             try body(engine)
@@ -146,9 +147,9 @@ import TestSupport
     }
 
     /// The requests a client makes one note at a time, each measured alone.
-    private func measure(_ device: TestDevice, round: Int) throws -> Costs {
+    private func measure(_ device: LoneDevice, round: Int) throws -> Costs {
         var costs: Costs = []
-        func record(_ name: String, _ body: (Engine) throws -> Void) throws {
+        func record(_ name: String, _ body: (EngineCore) throws -> Void) throws {
             costs.append((name, try cost(device, body)))
         }
         var created: Control.NoteSummary?
@@ -167,6 +168,7 @@ import TestSupport
         try record("folders.create") { _ = try $0.foldersCreate(FolderCreateParams(name: "Sub \(round)", parent: "Work")) }
         try record("folders.rename") { _ = try $0.foldersRename(FolderRenameParams(folder: "Work/Sub \(round)", name: "Renamed \(round)")) }
         try record("status") { _ = try $0.status() }
+        try record("notes.list of the empty Trash") { _ = try $0.notesList(NotesListParams(trashed: true)) }
         return costs
     }
 }

@@ -43,6 +43,11 @@ extension PeerNetwork.Event {
         return nil
     }
 
+    var dialFailure: String? {
+        if case .dialFailed(_, let reason) = self { return reason }
+        return nil
+    }
+
     var receivedFrames: [Frame] {
         if case .frames(_, let frames) = self { return frames }
         return []
@@ -244,7 +249,34 @@ extension PeerNetwork.Event {
         defer { client.stop() }
         // Port 1 on loopback: nothing listens there.
         client.dial(PeerAddress(host: "127.0.0.1", port: 1), psk: household)
-        #expect(log.wait { $0.contains { ($0.closedReason ?? nil)?.contains("cannot connect") == true } })
+        #expect(log.wait { $0.contains { $0.dialFailure?.contains("cannot connect") == true } })
+    }
+
+    @Test func aDialClosedWhileItsNameResolvesNeverConnects() async throws {
+        try await offThePool { try self.blockingADialClosedWhileItsNameResolvesNeverConnects() }
+    }
+
+    func blockingADialClosedWhileItsNameResolvesNeverConnects() throws {
+        let serverLog = EventLog(), clientLog = EventLog()
+        let server = try makeNetwork(.generate(), keys: [household], log: serverLog)
+        defer { server.stop() }
+        let bound = try server.listen(on: PeerAddress(host: "127.0.0.1", port: 0))
+        // The name server answers only once the test has closed the dial.
+        let answer = DispatchSemaphore(value: 0)
+        var configuration = PeerNetwork.Configuration()
+        configuration.resolve = { address in
+            answer.wait()
+            return try address.resolve()
+        }
+        let client = try PeerNetwork(identity: .generate(), configuration: configuration, responderKeys: { [] }, events: { clientLog.append($0) })
+        defer { client.stop() }
+        let id = client.dial(bound, psk: household)
+        // Queued for the loop before the resolver can answer, so the loop sees it first.
+        client.close(id, reason: "cancelled")
+        answer.signal()
+        #expect(clientLog.wait { $0.contains { ($0.closedReason ?? nil) == "cancelled" } }, "the owner hears the dial is closed")
+        #expect(!serverLog.wait(seconds: 1) { $0.contains { $0.establishedPeer != nil } }, "no handshake ever happens")
+        #expect(!clientLog.all.contains { $0.establishedPeer != nil })
     }
 
     @Test func aBoundAddressReportsThePortTheKernelChose() async throws {

@@ -102,7 +102,7 @@ import TestSupport
         for filter in filters {
             let whole = try a.listNotes(filter)
             for size in [1, 3, 7, 100] {
-                var pages: [NoteSummary] = []
+                var pages: [NoteRow] = []
                 var after: NoteListPosition?
                 while true {
                     let page = try a.listNotes(filter, limit: size, after: after)
@@ -125,7 +125,7 @@ import TestSupport
         let path = directory.file("older.db")
         try a.database.execute("VACUUM INTO '\(path)'")
         do {
-            // Back to schema version 3: what migrations 4 and 5 added is gone.
+            // Back to schema version 3: what migrations 4 to 6 added (or dropped) is back as it was.
             let older = try Database(path: path)
             try older.execute(
                 """
@@ -133,6 +133,8 @@ import TestSupport
                 DROP TRIGGER notes_counted_on_insert; DROP TRIGGER notes_counted_on_delete; DROP TRIGGER notes_counted_on_update;
                 DROP TABLE folder_note_counts; DROP INDEX folders_by_name; DROP INDEX folders_by_parent;
                 DROP INDEX notes_in_list_order; DROP INDEX heads_by_revision; DELETE FROM meta WHERE key = 'note_count';
+                ALTER TABLE peers ADD COLUMN status TEXT NOT NULL DEFAULT 'offline';
+                ALTER TABLE peers ADD COLUMN entries_behind INTEGER NOT NULL DEFAULT 0;
                 PRAGMA user_version = 3;
                 """)
         }

@@ -58,6 +58,28 @@ import TestSupport
         }
     }
 
+    @Test func aCleanlyClosedReplicaOpensWithoutTheWholeFileCheckOnce() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("notes.db")
+        do {
+            let replica = try Replica(path: path, check: .afterUncleanShutdown)
+            #expect(replica.checkedAtOpen)  // a new file was never closed cleanly
+            try replica.markClosedCleanly()
+        }
+        do {
+            let replica = try Replica(path: path, check: .afterUncleanShutdown)
+            #expect(!replica.checkedAtOpen)
+            #expect(try Replica.quickCheck(path: path) == [])
+            // Not marked again: as if this process crashed.
+        }
+        #expect(try Replica(path: path, check: .afterUncleanShutdown).checkedAtOpen)
+        do {
+            let replica = try Replica(path: path)
+            try replica.markClosedCleanly()
+        }
+        #expect(try Replica(path: path, check: .always).checkedAtOpen)
+    }
+
     @Test func aNoteTooLargeToSyncIsRefusedAndNothingIsSaved() throws {
         let directory = try TemporaryDirectory()
         let replica = try Replica(path: directory.file("notes.db"))

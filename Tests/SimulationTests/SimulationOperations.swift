@@ -1,3 +1,5 @@
+import Engine
+import EngineHarness
 import Foundation
 import Merge
 @testable import Peer
@@ -19,10 +21,19 @@ extension Simulation {
         return (HTMLBlocks.split(html)[0], token)
     }
 
-    /// One user action on `node`; tokens count as written only once the action returned.
-    func operate(on node: Node, step: Int) throws {
-        guard let replica = node.replica else { return }
-        let time = localTime(node)
+    /// One user action on `node`, through its engine (one transaction, then `committed`
+    /// pushes it to every session); tokens count as written only once the action returned.
+    func operate(on node: VirtualLAN.Node, step: Int) throws {
+        do {
+            try lan.request(node) { core in try self.act(on: core, node) }
+        } catch is SimulatedCrash {
+            return
+        }
+    }
+
+    private func act(on core: EngineCore, _ node: VirtualLAN.Node) throws {
+        let replica = core.replica
+        let time = core.now
         let notes = try replica.listNotes() + replica.listNotes(NoteFilter(trashed: true))
         let folders = try replica.listFolders()
         let roll = random.below(100)
@@ -104,7 +115,7 @@ extension Simulation {
                     goneTokens = Self.tokens(in: note)
                     description = "purge \(summary.id)"
                     try replica.purgeNote(summary.id, now: time)
-                    finish(newTokens, goneTokens, description, node)
+                    finish(newTokens, goneTokens, description, core, node)
                     return
                 }
                 _ = try replica.editNote(summary.id, edit, now: time)
@@ -132,18 +143,14 @@ extension Simulation {
                     try replica.deleteFolder(folder.id, now: time)
                 }
             }
-        } catch is SimulatedCrash {
-            handleCrashRequests()
-            return
         }
-        finish(newTokens, goneTokens, description, node)
+        finish(newTokens, goneTokens, description, core, node)
     }
 
-    private func finish(_ newTokens: Set<String>, _ goneTokens: Set<String>, _ description: String, _ node: Node) {
+    private func finish(_ newTokens: Set<String>, _ goneTokens: Set<String>, _ description: String, _ core: EngineCore, _ node: VirtualLAN.Node) {
         written.formUnion(newTokens)
         removed.formUnion(goneTokens)
-        trace.append("replica \(node.index): \(description)")
-        notifyLocalChange(node)
-        handleCrashRequests()
+        lan.trace.append("\(node.name): \(description)")
+        core.committed(.local)
     }
 }

@@ -80,10 +80,20 @@ public struct Netlab: Sendable {
     /// `stopAvahi`, then `startAvahi`.
     public func restartAvahi(_ host: Int) async throws { try await Self.run(["avahi-restart", name, String(host)]) }
 
+    /// The namespace of host `host`: `ip netns exec` (so `inside`) bind-mounts the files of
+    /// `/etc/netns/NAMESPACE/` over `/etc` for the processes it starts (a private hosts file).
+    public func namespace(_ host: Int) -> String { "netlab-\(name)-h\(host)" }
+
     /// `command` as run inside host `host`, on that host's D-Bus (`netlab exec`, which execs:
     /// the process started is, in the end, `command[0]` itself, with the same pid).
     public func inside(_ host: Int, _ command: [String]) -> [String] {
         [Self.script, "exec", name, String(host)] + command
+    }
+
+    /// Runs `command` inside host `host` and waits for it; throws when it fails.
+    @discardableResult
+    public func run(inside host: Int, _ command: [String]) async throws -> CommandResult {
+        try await ChildProcess.run(inside(host, command), timeout: .seconds(60)).check()
     }
 
     @discardableResult

@@ -293,6 +293,8 @@ class Household(unittest.TestCase):
         shot(b, "11-search")
         # Keyboard only: down into the results, Enter opens, Escape back to the list.
         b.driver.switch_to.active_element.send_keys(Keys.ARROW_DOWN)
+        # The search runs once more first; the results take the focus when it answers.
+        b.wait(lambda: b.driver.switch_to.active_element.get_attribute("id") == "note-list", "the results focused")
         b.driver.switch_to.active_element.send_keys(Keys.ENTER)
         b.wait(lambda: b.find(".title-input").get_attribute("value") == "Shopping", "the found note open")
         b.driver.switch_to.active_element.send_keys(Keys.ESCAPE)

@@ -16,6 +16,14 @@ import { debounce, throttle, errorMessage } from './dom.js';
 
 const $ = (id) => document.getElementById(id);
 
+/** Up to this many notes named by change events are read one by one; more re-read the library. */
+const FEW_CHANGES = 20;
+
+/** A row's second line: the first line of the note's text that is not its title. */
+function firstLineOf(title, text) {
+  return (text.split('\n').map((l) => l.trim()).find((l) => l && l !== title) ?? '').slice(0, 200);
+}
+
 class App {
   constructor() {
     this.api = new Api();
@@ -35,7 +43,8 @@ class App {
       library: this.library,
       onCompare: (noteId, copyId) => this.compare(noteId, copyId),
       onHistory: (id) => this.history(id),
-      onSaved: (summary) => { if (summary) this.library.patch(summary); this.reloadSoon(); },
+      // Its own save's summary goes in at once; the change event that follows refreshes it.
+      onSaved: (summary) => { if (summary) this.library.patch(summary); else this.reloadSoon(); },
     });
     this.compareView = new CompareView($('note-pane'), { api: this.api, onDone: (id) => this.afterResolve(id) });
     this.historyView = new HistoryView($('note-pane'), { api: this.api, onDone: (id) => this.openNote(id) });
@@ -48,6 +57,10 @@ class App {
     // Re-reading 10,000 summaries takes a while: during a burst of events, leave the daemon
     // three times as long as the last read took before reading again.
     this.reloadSoon = throttle(() => this.reload().catch((error) => this.showError(error)), () => Math.max(150, 3 * this.library.lastReadMs));
+    // Notes named by change events, brought in together (see refreshChanged).
+    this.changed = new Set();
+    this.refreshSoon = throttle(() => this.refreshChanged().catch((error) => this.showError(error)),
+      () => (this.changed.size > FEW_CHANGES ? Math.max(150, 3 * this.library.lastReadMs) : 50));
     this.statusSoon = debounce(() => { this.status.refresh(); this.devices.refresh(); }, 250);
     this.library.onChange(() => {
       this.sidebar.render();
@@ -134,6 +147,38 @@ class App {
     await this.library.reload();
   }
 
+  /**
+   * The notes change events named, into the library: a few are read one by one (`notes.get`
+   * as text, which also gives their first lines) with the folders; a burst (a sync catching
+   * up), a note that is gone, or a library not yet read whole re-reads everything. Re-reading
+   * 10,000 summaries for every edit another device saves would cost the daemon far more than
+   * the edit.
+   */
+  async refreshChanged() {
+    const ids = [...this.changed];
+    this.changed.clear();
+    if (ids.length === 0) return;
+    if (ids.length > FEW_CHANGES || !this.library.complete) return this.reload();
+    let docs;
+    let folders;
+    try {
+      [folders, ...docs] = await Promise.all([
+        this.api.call('folders.list', {}),
+        ...ids.map((id) => this.api.call('notes.get', { id, format: 'text' })),
+      ]);
+    } catch (error) {
+      if (error?.name === 'OfflineError') throw error;
+      return this.reload(); // purged meanwhile, most likely
+    }
+    const summaries = docs.map((doc) => {
+      this.firstLines.set(doc.id, { modified: doc.modified, line: firstLineOf(doc.title, doc.body) });
+      const summary = { ...doc };
+      for (const key of ['body', 'format', 'heads']) delete summary[key];
+      return summary;
+    });
+    this.library.patch(summaries, folders);
+  }
+
   async resync() {
     try {
       await Promise.all([this.reload(), this.status.refresh()]);
@@ -146,7 +191,8 @@ class App {
   event(type, data) {
     if (type === 'noteChanged' || type === 'conflictCopyCreated') {
       this.firstLines.delete(data?.note);
-      this.reloadSoon();
+      for (const id of [data?.note, data?.copy]) if (id) this.changed.add(id);
+      this.refreshSoon();
       if (data?.note && data.note === this.editor.id && this.screen === 'notes' && this.editor.view) this.editor.remoteChanged();
     }
     if (type === 'peerConnected' || type === 'peerDisconnected' || type === 'syncProgress') this.statusSoon();
@@ -178,7 +224,7 @@ class App {
   showList() {
     const filter = this.sidebar.filter;
     const notes = this.library.filtered(filter);
-    $('list-heading').textContent = `${Sidebar.label(filter, this.library)} · ${notes.length}`;
+    $('list-heading').textContent = this.library.complete ? `${Sidebar.label(filter, this.library)} · ${notes.length}` : Sidebar.label(filter, this.library);
     this.list.show(notes.map((note) => ({ note })), filter.kind === 'trash' ? 'The Trash is empty.' : filter.kind === 'conflicts' ? 'No conflicts: every device agreed.' : 'No notes here yet.');
   }
 
@@ -208,8 +254,7 @@ class App {
       const id = this.lineQueue.shift();
       this.lineWorkers += 1;
       this.api.call('notes.get', { id, format: 'text' }).then((doc) => {
-        const line = doc.body.split('\n').map((l) => l.trim()).find((l) => l && l !== doc.title) ?? '';
-        this.firstLines.set(id, { modified: doc.modified, line: line.slice(0, 200) });
+        this.firstLines.set(id, { modified: doc.modified, line: firstLineOf(doc.title, doc.body) });
         this.list.refreshRow(id);
       }).catch(() => {}).finally(() => {
         this.lineWorkers -= 1;

@@ -25,7 +25,8 @@ export class OpenedNote {
     this.html = html;
     this.blocks = blocks;
     this.origin = new WeakMap();
-    this.originByJSON = new Map();
+    this.tied = [];
+    this.originByJSON = null; // made on first need: a 2,000-block note opens without it
     const made = nodes ?? blocks.map(blockToNode);
     made.forEach((node, i) => this.tie(node, blocks[i]));
     if (made.length === 0) made.push(schema.nodes.paragraph.create());
@@ -35,13 +36,24 @@ export class OpenedNote {
 
   tie(node, block) {
     this.origin.set(node, block);
-    const key = JSON.stringify(node.toJSON());
-    if (!this.originByJSON.has(key)) this.originByJSON.set(key, block);
+    this.tied.push([node, block]);
+  }
+
+  /** Source blocks by their node's content (the first block with that content wins). */
+  byContent() {
+    if (!this.originByJSON) {
+      this.originByJSON = new Map();
+      for (const [node, block] of this.tied) {
+        const key = JSON.stringify(node.toJSON());
+        if (!this.originByJSON.has(key)) this.originByJSON.set(key, block);
+      }
+    }
+    return this.originByJSON;
   }
 
   /** The block a node of the current document stands for: its source block when unchanged. */
   blockOf(node) {
-    return this.origin.get(node) ?? this.originByJSON.get(JSON.stringify(node.toJSON())) ?? nodeToBlock(node);
+    return this.origin.get(node) ?? this.byContent().get(JSON.stringify(node.toJSON())) ?? nodeToBlock(node);
   }
 
   /** The blocks of `doc`, untouched ones exactly as they were opened. */

@@ -68,7 +68,8 @@ export class CompareView {
         h('div', { role: 'cell' }, render(row.left)),
         h('div', { role: 'cell' }, render(row.right),
           row.differs ? h('button', { type: 'button', class: 'take', onclick: act(() => this.take(left, right, row.hunk)) }, 'Use this block') : null))));
-    const titleDiffers = note.title !== copy.title;
+    // The copy's title is the other version's with " (other version)" added by the merge.
+    const titleDiffers = note.title !== originalTitle(copy.title);
     replace(this.pane, h('article', { class: 'compare', 'aria-label': 'Compare versions' },
       h('h2', {}, `Compare: ${note.title || 'Untitled'}`),
       h('p', {}, rows.some((r) => r.differs)
@@ -90,11 +91,17 @@ export class CompareView {
     this.onDone(this.note.id);
   }
 
-  /** The note takes the other version's title and text; the copy goes to the Trash. */
+  /**
+   * The note takes the other version's title and text; this version goes where the other was
+   * kept — into the copy, which goes to the Trash — so the version not kept can be restored
+   * from the Trash like the one "Keep this version" puts there.
+   */
   async keepOther() {
-    await this.api.call('notes.update', { id: this.note.id, baseHeads: this.note.heads, title: this.copy.title, html: this.copy.body });
-    await this.api.call('notes.trash', { id: this.copy.id });
-    this.onDone(this.note.id);
+    const { note, copy } = this;
+    await this.api.call('notes.update', { id: note.id, baseHeads: note.heads, title: originalTitle(copy.title), html: copy.body });
+    await this.api.call('notes.update', { id: copy.id, baseHeads: copy.heads, title: copyTitle(note.title), html: note.body });
+    await this.api.call('notes.trash', { id: copy.id });
+    this.onDone(note.id);
   }
 
   /** Both stay: the other version becomes a note of its own (no longer marked as a copy). */
@@ -113,6 +120,20 @@ export class CompareView {
     await this.api.call('notes.update', { id: this.note.id, baseHeads: this.note.heads, html });
     await this.show(this.note.id, this.copy.id);
   }
+}
+
+/** What notesd appends to a conflict copy's title (docs/merge.md). */
+const COPY_SUFFIX = ' (other version)';
+
+/** The title the other version had before the merge named it a copy (a renamed copy keeps its name). */
+export function originalTitle(title) {
+  if (title === COPY_SUFFIX.trim()) return '';
+  return title.endsWith(COPY_SUFFIX) ? title.slice(0, -COPY_SUFFIX.length) : title;
+}
+
+/** A copy's title, as the merge writes it. */
+export function copyTitle(title) {
+  return title ? `${title}${COPY_SUFFIX}` : COPY_SUFFIX.trim();
 }
 
 /**

@@ -1,5 +1,10 @@
 // What the sidebar and the list show: every note's summary and every folder, read with
 // `notes.list` and `folders.list` and read again (coalesced) when events say something changed.
+// The first read starts with one page of notes, so the list shows before a library of 10,000
+// has been read (its counts follow with the rest).
+
+/** Notes in the first page: a few screens of rows. */
+export const FIRST_PAGE = 100;
 
 export class Library {
   constructor(api) {
@@ -12,6 +17,7 @@ export class Library {
     this.loading = null;
     this.again = false;
     this.loaded = false;
+    this.complete = false; // every note and the Trash read (counts are true)
     this.lastReadMs = 0;
   }
 
@@ -21,6 +27,7 @@ export class Library {
   async reload() {
     if (this.loading) { this.again = true; return this.loading; }
     this.loading = (async () => {
+      if (!this.loaded) await this.readFirstPage();
       do {
         this.again = false;
         const started = performance.now();
@@ -34,6 +41,7 @@ export class Library {
         this.folders = folders;
         this.byId = new Map([...notes, ...trashed].map((n) => [n.id, n]));
         this.loaded = true;
+        this.complete = true;
         this.lastReadMs = performance.now() - started;
         for (const listener of this.listeners) listener();
       } while (this.again);
@@ -41,18 +49,39 @@ export class Library {
     try { await this.loading; } finally { this.loading = null; }
   }
 
+  /** The first page of notes (in `notes.list` order) and the folders, shown while the rest is read. */
+  async readFirstPage() {
+    const [notes, folders] = await Promise.all([
+      this.api.call('notes.list', { limit: FIRST_PAGE }),
+      this.api.call('folders.list', {}),
+    ]);
+    this.notes = notes;
+    this.folders = folders;
+    this.byId = new Map(notes.map((n) => [n.id, n]));
+    this.loaded = true;
+    for (const listener of this.listeners) listener();
+  }
+
   get(id) { return this.byId.get(id) ?? null; }
 
-  /** Puts a summary the app just got (from its own save) in place at once, in notes.list order. */
-  patch(summary) {
-    const without = (list) => list.filter((n) => n.id !== summary.id);
+  /**
+   * Puts summaries the app just got (from its own save, or read after a change event) in
+   * place at once, in notes.list order; `folders`, when given, replaces the folder list.
+   */
+  patch(summaries, folders = null) {
+    const list = Array.isArray(summaries) ? summaries : [summaries];
+    const ids = new Set(list.map((s) => s.id));
+    const without = (notes) => notes.filter((n) => !ids.has(n.id));
     this.notes = without(this.notes);
     this.trashed = without(this.trashed);
-    (summary.trashed ? this.trashed : this.notes).push(summary);
+    for (const summary of list) {
+      (summary.trashed ? this.trashed : this.notes).push(summary);
+      this.byId.set(summary.id, summary);
+    }
+    if (folders) this.folders = folders;
     const order = (a, b) => (b.pinned - a.pinned) || (b.modified - a.modified) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
     this.notes.sort(order);
     this.trashed.sort(order);
-    this.byId.set(summary.id, summary);
     for (const listener of this.listeners) listener();
   }
 

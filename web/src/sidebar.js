@@ -48,6 +48,8 @@ export class Sidebar {
 
   render() {
     const lib = this.library;
+    // While only the first page is read, no count: a partial one would be wrong.
+    const count = (n) => (lib.complete ? n : null);
     const folderCounts = new Map();
     for (const note of lib.notes) folderCounts.set(note.folder ?? null, (folderCounts.get(note.folder ?? null) ?? 0) + 1);
     const children = new Map();
@@ -59,7 +61,7 @@ export class Sidebar {
     const folderItems = [];
     const walk = (parent, depth) => {
       for (const folder of (children.get(parent) ?? []).sort((a, b) => a.name.localeCompare(b.name))) {
-        folderItems.push(this.entry({ kind: 'folder', id: folder.id }, folder.name, folderCounts.get(folder.id) ?? 0, { depth }));
+        folderItems.push(this.entry({ kind: 'folder', id: folder.id }, folder.name, count(folderCounts.get(folder.id) ?? 0), { depth }));
         if (depth < 12) walk(folder.id, depth + 1);
       }
     };
@@ -68,17 +70,17 @@ export class Sidebar {
     const tags = lib.tags();
     replace(this.element,
       h('ul', { class: 'entries', 'aria-label': 'Library' },
-        this.entry({ kind: 'all' }, 'All notes', lib.notes.length),
-        this.entry({ kind: 'pinned' }, 'Pinned', lib.notes.filter((n) => n.pinned).length)),
+        this.entry({ kind: 'all' }, 'All notes', count(lib.notes.length)),
+        this.entry({ kind: 'pinned' }, 'Pinned', count(lib.notes.filter((n) => n.pinned).length))),
       h('h2', { class: 'sidebar-heading', id: 'folders-heading' }, 'Folders'),
       h('ul', { class: 'entries', 'aria-labelledby': 'folders-heading' },
         folderItems,
-        this.entry({ kind: 'folder', id: null }, 'Uncategorized', folderCounts.get(null) ?? 0)),
+        this.entry({ kind: 'folder', id: null }, 'Uncategorized', count(folderCounts.get(null) ?? 0))),
       tags.length ? h('h2', { class: 'sidebar-heading', id: 'tags-heading' }, 'Tags') : null,
-      tags.length ? h('ul', { class: 'entries', 'aria-labelledby': 'tags-heading' }, tags.map(([tag, count]) => this.entry({ kind: 'tag', tag }, `#${tag}`, count))) : null,
+      tags.length ? h('ul', { class: 'entries', 'aria-labelledby': 'tags-heading' }, tags.map(([tag, n]) => this.entry({ kind: 'tag', tag }, `#${tag}`, count(n)))) : null,
       h('ul', { class: 'entries bottom', 'aria-label': 'Conflicts and Trash' },
-        this.entry({ kind: 'conflicts' }, 'Conflicts', conflicts, { alert: true }),
-        this.entry({ kind: 'trash' }, 'Trash', lib.trashed.length)));
+        this.entry({ kind: 'conflicts' }, 'Conflicts', count(conflicts), { alert: true }),
+        this.entry({ kind: 'trash' }, 'Trash', count(lib.trashed.length))));
     if (!this.element.querySelector('[tabindex="0"]')) this.element.querySelector('button.entry')?.setAttribute('tabindex', '0');
   }
 

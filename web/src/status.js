@@ -33,6 +33,11 @@ export function describeStatus(status, { online = true } = {}) {
     const names = connected.map((p) => p.name ?? p.address);
     parts.push(`Caught up with ${names.length === 1 ? names[0] : `${names.length} devices`}.`);
   }
+  if (status.notesToIndex) {
+    if (tone === 'good' || tone === 'muted') tone = 'busy';
+    const n = status.notesToIndex;
+    parts.push(`Indexing ${n} ${n === 1 ? 'note' : 'notes'} for search: search misses ${n === 1 ? 'it' : 'them'} until then.`);
+  }
   const blocked = peers.filter((p) => p.status === 'blocked');
   if (blocked.length) parts.push(`${blocked.map((p) => p.name ?? p.address).join(', ')} refused: ${blocked[0].lastError ?? 'not in this household'}.`);
   if (status.discovery?.state === 'unavailable') {
@@ -68,10 +73,12 @@ export class StatusLine {
       } while (this.again);
       // While entries are still on their way, look again shortly: the last progress event
       // may come before the daemon's counters settle.
-      // A few times only: an idle app must not poll.
+      // A few times only: an idle app must not poll. Search indexing sends no event when it
+      // ends, so while the daemon reports notes to index it is asked again each second.
       clearTimeout(this.busyTimer);
       this.busyPolls = this.element.dataset.tone === 'busy' ? (this.busyPolls ?? 0) + 1 : 0;
-      if (this.busyPolls > 0 && this.busyPolls <= 5) this.busyTimer = setTimeout(() => this.refresh(), 1000);
+      const indexing = Boolean(this.online && this.status?.notesToIndex);
+      if (indexing || (this.busyPolls > 0 && this.busyPolls <= 5)) this.busyTimer = setTimeout(() => this.refresh(), 1000);
     })();
     try { await this.refreshing; } finally { this.refreshing = null; }
   }

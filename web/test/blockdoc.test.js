@@ -6,7 +6,7 @@ import { EditorState, TextSelection } from 'prosemirror-state';
 import { OpenedNote, nodeToBlock, mergeServer, diffBlocks, pastedNodes, pastedTextNodes } from '../src/blockdoc.js';
 import { split, join, blockKey } from '../src/htmlblocks.js';
 import { schema } from '../src/schema.js';
-import { loserDevice, compareRows, takeHunk } from '../src/compare.js';
+import { loserDevice, compareRows, takeHunk, originalTitle, copyTitle } from '../src/compare.js';
 
 /** HTML as notesd stores it (its join of its split), written by several editors and imports. */
 const notes = {
@@ -201,4 +201,14 @@ test('compare rows pair equal blocks and mark the differing parts; taking one pa
   assert.deepEqual(rows[1].right.map((b) => b.content), ['theirs']);
   const taken = takeHunk(left, right, rows[1].hunk);
   assert.equal(join(taken), '<p>same</p>\n<p>theirs</p>\n<p>also same</p>\n<p>only here</p>');
+});
+
+test("a copy's title without the merge's \"(other version)\" is the title that version had", () => {
+  assert.equal(originalTitle('Budget (other version)'), 'Budget');
+  assert.equal(originalTitle('(other version)'), '');
+  assert.equal(originalTitle('Renamed by hand'), 'Renamed by hand');
+  assert.equal(originalTitle('Budget (other version) (other version)'), 'Budget (other version)');
+  assert.equal(copyTitle('Budget'), 'Budget (other version)');
+  assert.equal(copyTitle(''), '(other version)');
+  assert.equal(originalTitle(copyTitle('Trip')), 'Trip');
 });

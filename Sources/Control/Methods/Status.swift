@@ -4,7 +4,7 @@ public struct StatusResult: Codable, Hashable, Sendable {
     public var version: String
     /// When this daemon process started; `counters` count from here.
     public var started: Timestamp
-    public var device: DeviceIdentity
+    public var device: DeviceLabel
     /// `nil` when this device was removed from its household.
     public var household: HouseholdInfo?
     /// The TCP addresses the sync listener is bound to, `host:port` (IPv6 as `[addr]:port`).
@@ -19,11 +19,14 @@ public struct StatusResult: Codable, Hashable, Sendable {
     public var noteCount: Int
     /// The local web server; `nil` from daemons without one.
     public var web: WebStatus?
+    /// Notes a catch-up received that `notes.search` does not find yet: they are being
+    /// indexed, in the background. Absent when there are none (and from daemons before 0.2).
+    public var notesToIndex: Int?
 
     public init(
-        version: String, started: Timestamp, device: DeviceIdentity, household: HouseholdInfo?,
+        version: String, started: Timestamp, device: DeviceLabel, household: HouseholdInfo?,
         listen: [String], controlSocket: String, dataDir: String, discovery: DiscoveryStatus,
-        peers: [PeerStatus], counters: SyncCounters, noteCount: Int, web: WebStatus? = nil
+        peers: [PeerStatus], counters: SyncCounters, noteCount: Int, web: WebStatus? = nil, notesToIndex: Int? = nil
     ) {
         self.version = version
         self.started = started
@@ -37,6 +40,7 @@ public struct StatusResult: Codable, Hashable, Sendable {
         self.counters = counters
         self.noteCount = noteCount
         self.web = web
+        self.notesToIndex = notesToIndex
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -53,12 +57,13 @@ public struct StatusResult: Codable, Hashable, Sendable {
         try container.encode(counters, forKey: .counters)
         try container.encode(noteCount, forKey: .noteCount)
         try container.encodeIfPresent(web, forKey: .web)
+        try container.encodeIfPresent(notesToIndex, forKey: .notesToIndex)
     }
 }
 
 /// A device as it names itself: the full id (base32 fingerprint of its public key) and the
 /// short form shown to people.
-public struct DeviceIdentity: Codable, Hashable, Sendable {
+public struct DeviceLabel: Codable, Hashable, Sendable {
     public var id: String
     public var short: String
     public var name: String
@@ -141,6 +146,8 @@ public struct PeerStatus: Codable, Hashable, Sendable {
     public var lastSync: Timestamp?
     /// The last failure, one sentence; cleared by a successful sync.
     public var lastError: String?
+    /// When `lastError` happened, when known (added after 0.1).
+    public var lastErrorAt: Timestamp?
     /// Log entries still to exchange, both directions summed, from the last version vectors
     /// exchanged (what this device lacks from the peer plus what the peer lacks from it);
     /// 0 when caught up or never connected.
@@ -152,7 +159,7 @@ public struct PeerStatus: Codable, Hashable, Sendable {
 
     public init(
         device: String?, short: String?, name: String?, address: String?, status: PeerState,
-        lastSync: Timestamp?, lastError: String?, entriesBehind: Int, retries: Int, connected: Bool
+        lastSync: Timestamp?, lastError: String?, lastErrorAt: Timestamp? = nil, entriesBehind: Int, retries: Int, connected: Bool
     ) {
         self.device = device
         self.short = short
@@ -161,6 +168,7 @@ public struct PeerStatus: Codable, Hashable, Sendable {
         self.status = status
         self.lastSync = lastSync
         self.lastError = lastError
+        self.lastErrorAt = lastErrorAt
         self.entriesBehind = entriesBehind
         self.retries = retries
         self.connected = connected
@@ -175,6 +183,7 @@ public struct PeerStatus: Codable, Hashable, Sendable {
         try container.encode(status, forKey: .status)
         try container.encodeNullable(lastSync, forKey: .lastSync)
         try container.encodeNullable(lastError, forKey: .lastError)
+        try container.encodeIfPresent(lastErrorAt, forKey: .lastErrorAt)
         try container.encode(entriesBehind, forKey: .entriesBehind)
         try container.encode(retries, forKey: .retries)
         try container.encode(connected, forKey: .connected)

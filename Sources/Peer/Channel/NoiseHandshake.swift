@@ -92,12 +92,6 @@ struct NoiseHandshake: Sendable {
         }
     }
 
-    var isWaitingToRead: Bool {
-        switch state {
-        case .reading: true
-        case .writing, .complete, .failed: false
-        }
-    }
 
     /// WriteMessage(payload): the next message, with `payload` encrypted when a key exists.
     mutating func writeMessage(payload: [UInt8]) throws(NoiseError) -> [UInt8] {

@@ -12,6 +12,7 @@ import Glibc
 public final class PeerNetwork: Sendable {
     public struct ConnectionID: Hashable, Sendable, Comparable, CustomStringConvertible {
         public let raw: UInt64
+        public init(raw: UInt64) { self.raw = raw }
         public var description: String { "#\(raw)" }
         public static func < (lhs: ConnectionID, rhs: ConnectionID) -> Bool { lhs.raw < rhs.raw }
     }
@@ -26,6 +27,8 @@ public final class PeerNetwork: Sendable {
         /// Frames arrived, in order. Call `processed(_:)` once the owner has handled them: a
         /// connection with too much handed over and not yet processed is not read from.
         case frames(ConnectionID, [Frame])
+        /// A dial made no connection: the name did not resolve, or no address answered.
+        case dialFailed(ConnectionID, reason: String)
         /// The connection is gone (`reason` nil for a clean close by either side).
         case closed(ConnectionID, reason: String?)
     }
@@ -48,6 +51,8 @@ public final class PeerNetwork: Sendable {
         /// Bytes queued for a peer that does not read, beyond which it is dropped.
         public var maxUnsentBytes = 64 << 20
         public var maxFrameLength = FrameCodec.Limits.frameBytes + 64
+        /// Turns a dial's address into socket addresses, on the dial's own queue (blocking).
+        public var resolve: @Sendable (PeerAddress) throws -> [ResolvedAddress] = { address in try address.resolve() }
 
         public init() {}
     }
@@ -55,6 +60,8 @@ public final class PeerNetwork: Sendable {
     enum Command: Sendable {
         case listen(ResolvedAddress, reply: @Sendable (Result<PeerAddress, NetworkError>) -> Void)
         case dial(ConnectionID, [ResolvedAddress], PreSharedKey, label: String, payload: [UInt8])
+        /// A dial's name did not resolve: reported from the loop, like every event.
+        case unresolved(ConnectionID, reason: String)
         case send(ConnectionID, [Frame])
         case close(ConnectionID, reason: String?)
         case stop
@@ -68,17 +75,24 @@ public final class PeerNetwork: Sendable {
     /// Per connection, the sizes of the frame events handed over and not yet `processed`.
     private let unprocessed = Mutex<[ConnectionID: (events: [Int], bytes: Int)]>([:])
     private let nextID = Atomic<UInt64>(1)
+    /// Dials whose names are being resolved; a `close` of one cancels it (see `Loop.cancelled`).
+    private let resolving = Mutex<Set<ConnectionID>>([])
+    /// Numbers connections: `nextID`, or the owner's sequence when it picks dial ids itself.
+    private let makeConnectionID: (@Sendable () -> ConnectionID)?
     /// A self-pipe: other threads write a byte to wake the poll loop.
-    private let wakeDescriptor: Int32
-    private let wakeReader: Int32
+    private let wakeWriter: OwnedDescriptor
+    private let wakeReader: OwnedDescriptor
 
     /// - Parameters:
     ///   - responderKeys: the PSKs an inbound connection may prove (household key first, then
     ///     open invites), read at each accept.
+    ///   - newConnectionID: numbers inbound connections, for an owner that numbers its dials
+    ///     itself (`dial(_:psk:payload:id:)`) from the same sequence.
     ///   - events: called on the network thread; forward to your own queue at once.
     public init(
         identity: DeviceIdentity, configuration: Configuration = Configuration(),
-        responderKeys: @escaping @Sendable () -> [PreSharedKey], events: @escaping @Sendable (Event) -> Void
+        responderKeys: @escaping @Sendable () -> [PreSharedKey], newConnectionID: (@Sendable () -> ConnectionID)? = nil,
+        events: @escaping @Sendable (Event) -> Void
     ) throws(NetworkError) {
         var pipeEnds: [Int32] = [0, 0]
         guard pipe(&pipeEnds) == 0 else { throw NetworkError.system("pipe") }
@@ -86,24 +100,20 @@ public final class PeerNetwork: Sendable {
         self.identity = identity
         self.configuration = configuration
         self.responderKeys = responderKeys
+        makeConnectionID = newConnectionID
         self.events = events
-        wakeReader = pipeEnds[0]
-        wakeDescriptor = pipeEnds[1]
+        wakeReader = OwnedDescriptor(pipeEnds[0])
+        wakeWriter = OwnedDescriptor(pipeEnds[1])
         let loop = Loop(network: self)
         let thread = Thread { loop.run() }
         thread.name = "notesd-network"
         thread.start()
     }
 
-    deinit {
-        Glibc.close(wakeDescriptor)
-        Glibc.close(wakeReader)
-    }
-
     private func submit(_ command: Command) {
         inbox.withLock { $0.append(command) }
         var byte: UInt8 = 1
-        _ = write(wakeDescriptor, &byte, 1)
+        _ = write(wakeWriter.raw, &byte, 1)
     }
 
     func takeCommands() -> [Command] {
@@ -131,20 +141,27 @@ public final class PeerNetwork: Sendable {
     /// once; the outcome arrives as `.established` or `.closed`.
     @discardableResult
     public func dial(_ address: PeerAddress, psk: PreSharedKey, payload: [UInt8] = []) -> ConnectionID {
-        let id = ConnectionID(raw: nextID.add(1, ordering: .relaxed).oldValue)
+        let id = newConnectionID()
+        dial(address, psk: psk, payload: payload, id: id)
+        return id
+    }
+
+    /// `dial` with an id the owner picked (from the sequence given as `newConnectionID`).
+    public func dial(_ address: PeerAddress, psk: PreSharedKey, payload: [UInt8] = [], id: ConnectionID) {
         // A serial queue per dial, so a slow name server delays no other dial. Never a global
         // or concurrent queue: on Linux their first use starts a libdispatch timer that wakes
         // the daemon every second for good (docs/benchmarks.md).
+        resolving.withLock { _ = $0.insert(id) }
+        let resolve = configuration.resolve
         DispatchQueue(label: "notesd.resolver").async { [self] in
             do {
-                let resolved = try address.resolve()
+                let resolved = try resolve(address)
                 guard !resolved.isEmpty else { throw NetworkError("\(address) resolves to nothing") }
                 submit(.dial(id, resolved, psk, label: address.description, payload: payload))
             } catch {
-                events(.closed(id, reason: "cannot reach \(address): \(error)"))
+                submit(.unresolved(id, reason: "cannot reach \(address): \(error)"))
             }
         }
-        return id
     }
 
     public func send(_ frames: [Frame], on connection: ConnectionID) {
@@ -170,7 +187,7 @@ public final class PeerNetwork: Sendable {
         }
         if resume {
             var byte: UInt8 = 1
-            _ = write(wakeDescriptor, &byte, 1)
+            _ = write(wakeWriter.raw, &byte, 1)
         }
     }
 
@@ -187,13 +204,19 @@ public final class PeerNetwork: Sendable {
         unprocessed.withLock { ($0[connection]?.bytes ?? 0) >= configuration.maxUnprocessedBytes }
     }
 
+    fileprivate func isResolving(_ connection: ConnectionID) -> Bool { resolving.withLock { $0.contains(connection) } }
+
+    fileprivate func resolved(_ connection: ConnectionID) { _ = resolving.withLock { $0.remove(connection) } }
+
     fileprivate func forget(_ connection: ConnectionID) {
         _ = unprocessed.withLock { $0.removeValue(forKey: connection) }
     }
 
-    fileprivate func newConnectionID() -> ConnectionID { ConnectionID(raw: nextID.add(1, ordering: .relaxed).oldValue) }
+    fileprivate func newConnectionID() -> ConnectionID {
+        makeConnectionID?() ?? ConnectionID(raw: nextID.add(1, ordering: .relaxed).oldValue)
+    }
     fileprivate var eventSink: @Sendable (Event) -> Void { events }
-    fileprivate var wakeFD: Int32 { wakeReader }
+    fileprivate var wakeFD: Int32 { wakeReader.raw }
     fileprivate var currentResponderKeys: [PreSharedKey] { responderKeys() }
     fileprivate var deviceIdentity: DeviceIdentity { identity }
     fileprivate var settings: Configuration { configuration }
@@ -205,7 +228,8 @@ private final class Loop: @unchecked Sendable {
     final class Connection {
         let id: PeerNetwork.ConnectionID
         let direction: PeerNetwork.Direction
-        var descriptor: Int32
+        /// The socket; nil while a dial's name resolves, and between two addresses it tries.
+        var socket: OwnedDescriptor?
         var channel: SecureChannel
         let label: String
         var outbox: [UInt8] = []
@@ -221,10 +245,10 @@ private final class Loop: @unchecked Sendable {
         var closing = false
         var closeReason: String?
 
-        init(id: PeerNetwork.ConnectionID, direction: PeerNetwork.Direction, descriptor: Int32, channel: SecureChannel, label: String, connecting: Bool) {
+        init(id: PeerNetwork.ConnectionID, direction: PeerNetwork.Direction, socket: OwnedDescriptor?, channel: SecureChannel, label: String, connecting: Bool) {
             self.id = id
             self.direction = direction
-            self.descriptor = descriptor
+            self.socket = socket
             self.channel = channel
             self.label = label
             self.connecting = connecting
@@ -235,8 +259,10 @@ private final class Loop: @unchecked Sendable {
 
     /// Strong: the network object lives until its thread ends on `stop()`.
     let network: PeerNetwork
-    var listeners: [Int32] = []
+    var listeners: [OwnedDescriptor] = []
     var connections: [PeerNetwork.ConnectionID: Connection] = [:]
+    /// Dials closed while their names resolved, with the close's reason.
+    var cancelled: [PeerNetwork.ConnectionID: String?] = [:]
     var running = true
     let clock = ContinuousClock()
     var acceptPausedUntil: ContinuousClock.Instant?
@@ -249,20 +275,22 @@ private final class Loop: @unchecked Sendable {
             var descriptors: [pollfd] = [pollfd(fd: network.wakeFD, events: Int16(POLLIN), revents: 0)]
             if let until = acceptPausedUntil, until <= clock.now { acceptPausedUntil = nil }
             let polledListeners = acceptPausedUntil == nil ? listeners : []
-            for listener in polledListeners { descriptors.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0)) }
+            for listener in polledListeners { descriptors.append(pollfd(fd: listener.raw, events: Int16(POLLIN), revents: 0)) }
             // A connection whose owner is behind is not read from (TCP then holds the peer
             // back), nor polled at all unless it has output: a hang-up would wake us in a loop.
             let ordered = connections.values.sorted { $0.id < $1.id }.filter { connection in
-                !network.isFull(connection.id) || connection.connecting || connection.hasPendingOutput
+                connection.socket != nil && (!network.isFull(connection.id) || connection.connecting || connection.hasPendingOutput)
             }
             for connection in ordered {
                 var wanted = network.isFull(connection.id) ? Int16(0) : Int16(POLLIN)
                 if connection.connecting || connection.hasPendingOutput { wanted |= Int16(POLLOUT) }
-                descriptors.append(pollfd(fd: connection.descriptor, events: wanted, revents: 0))
+                descriptors.append(pollfd(fd: connection.socket!.raw, events: wanted, revents: 0))
             }
             let timeout = pollTimeout()
             let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
-            if ready < 0 && errno != EINTR { fatalError("poll failed: \(String(cString: strerror(errno)))") }
+            // One policy for both loops (see ControlServerLoop): past EINTR, a failed poll ends
+            // the process, which systemd restarts.
+            if ready < 0 && errno != EINTR { fatalError("the peer network cannot wait for its sockets: poll failed: \(String(cString: strerror(errno)))") }
             if descriptors[0].revents != 0 {
                 var drain = [UInt8](repeating: 0, count: 256)
                 while read(network.wakeFD, &drain, drain.count) > 0 {}
@@ -278,8 +306,9 @@ private final class Loop: @unchecked Sendable {
             }
             expireDeadlines()
         }
-        for connection in connections.values { Glibc.close(connection.descriptor) }
-        for listener in listeners { Glibc.close(listener) }
+        // Closes every socket (each connection and listener owns its descriptor).
+        connections = [:]
+        listeners = []
     }
 
     /// Infinite while no handshake, close or accept pause is pending: an idle daemon does not
@@ -311,10 +340,15 @@ private final class Loop: @unchecked Sendable {
         case .listen(let address, let reply):
             reply(bindListener(address))
         case .dial(let id, let addresses, let psk, let label, let payload):
+            network.resolved(id)
+            if let reason = cancelled.removeValue(forKey: id) {
+                network.eventSink(.closed(id, reason: reason))
+                return
+            }
             let channel = SecureChannel(
                 role: .initiator(psk: psk), identity: network.deviceIdentity, handshakePayload: payload,
                 configuration: .init(maxFrameLength: network.settings.maxFrameLength))
-            let connection = Connection(id: id, direction: .outbound, descriptor: -1, channel: channel, label: label, connecting: true)
+            let connection = Connection(id: id, direction: .outbound, socket: nil, channel: channel, label: label, connecting: true)
             connection.remainingAddresses = addresses
             connection.handshakeDeadline = clock.now.advanced(by: network.settings.handshakeTimeout)
             connections[id] = connection
@@ -333,8 +367,19 @@ private final class Loop: @unchecked Sendable {
             if connections[id] === connection, connection.outbox.count - connection.outboxOffset > network.settings.maxUnsentBytes {
                 drop(connection, reason: "\(connection.label) does not read what is sent to it (over \(network.settings.maxUnsentBytes >> 20) MiB waiting)")
             }
+        case .unresolved(let id, let reason):
+            network.resolved(id)
+            if let closeReason = cancelled.removeValue(forKey: id) {
+                network.eventSink(.closed(id, reason: closeReason))
+            } else {
+                network.eventSink(.dialFailed(id, reason: reason))
+            }
         case .close(let id, let reason):
-            guard let connection = connections[id] else { return }
+            guard let connection = connections[id] else {
+                // Closed while its name resolves: it must not connect once resolved.
+                if network.isResolving(id) { cancelled[id] = reason }
+                return
+            }
             connection.closeReason = reason
             if connection.established {
                 connection.outbox += connection.channel.close()
@@ -351,25 +396,18 @@ private final class Loop: @unchecked Sendable {
     }
 
     func bindListener(_ address: ResolvedAddress) -> Result<PeerAddress, NetworkError> {
-        let descriptor = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { return .failure(.system("socket")) }
+        guard let listener = Self.newSocket(address) else { return .failure(.system("socket")) }
+        let descriptor = listener.raw
         var one: Int32 = 1
         setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         if address.family == AF_INET6 {
             var zero: Int32 = 0  // accept IPv4 too on a wildcard IPv6 listener
             setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &zero, socklen_t(MemoryLayout<Int32>.size))
         }
-        guard address.withSockaddr({ Glibc.bind(descriptor, $0, $1) }) == 0 else {
-            let code = errno
-            Glibc.close(descriptor)
-            return .failure(.system("bind \(address)", code))
-        }
-        guard Glibc.listen(descriptor, 64) == 0 else {
-            let code = errno
-            Glibc.close(descriptor)
-            return .failure(.system("listen \(address)", code))
-        }
-        listeners.append(descriptor)
+        // errno is read while `listener` is still open (its close may change errno).
+        guard address.withSockaddr({ Glibc.bind(descriptor, $0, $1) }) == 0 else { return .failure(.system("bind \(address)", errno)) }
+        guard Glibc.listen(descriptor, 64) == 0 else { return .failure(.system("listen \(address)", errno)) }
+        listeners.append(listener)
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let local = withUnsafeMutablePointer(to: &storage) { pointer in
@@ -396,30 +434,32 @@ private final class Loop: @unchecked Sendable {
     func connectNext(_ connection: Connection) {
         while let address = connection.remainingAddresses.first {
             connection.remainingAddresses.removeFirst()
-            let descriptor = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard descriptor >= 0 else { continue }
-            setNoDelay(descriptor)
-            let result = address.withSockaddr { Glibc.connect(descriptor, $0, $1) }
-            if result == 0 || errno == EINPROGRESS {
-                connection.descriptor = descriptor
-                connection.connecting = true
-                return
+            var failure = errno
+            if let socket = Self.newSocket(address) {
+                setNoDelay(socket.raw)
+                let result = address.withSockaddr { Glibc.connect(socket.raw, $0, $1) }
+                // Read while `socket` is still open: its close may change errno.
+                failure = errno
+                if result == 0 || failure == EINPROGRESS {
+                    connection.socket = socket
+                    connection.connecting = true
+                    return
+                }
             }
-            Glibc.close(descriptor)
+            errno = failure
         }
-        drop(connection, reason: "cannot connect to \(connection.label): \(String(cString: strerror(errno)))")
+        drop(connection, reason: "cannot connect to \(connection.label): \(String(cString: strerror(errno)))", dialFailed: true)
     }
 
-    func acceptAll(_ listener: Int32) {
+    func acceptAll(_ listener: OwnedDescriptor) {
         while true {
-            let descriptor = accept(listener, nil, nil)
-            guard descriptor >= 0 else {
+            guard let socket = OwnedDescriptor.adopting(accept(listener.raw, nil, nil)) else {
                 if [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(errno) {
                     acceptPausedUntil = clock.now.advanced(by: network.settings.acceptPause)
                 }
                 return
             }
-            Self.makeNonBlocking(descriptor)
+            Self.makeNonBlocking(socket.raw)
             // Full: make room by dropping the oldest inbound handshake (a silent stranger holds
             // its slot for the whole timeout; a household device finishes in milliseconds).
             let pending = connections.values.filter { $0.direction == .inbound && !$0.established }.sorted { $0.id < $1.id }
@@ -427,20 +467,22 @@ private final class Loop: @unchecked Sendable {
                let oldest = pending.first {
                 drop(oldest, reason: "too many unfinished handshakes; dropped the oldest, from \(oldest.label)")
             }
-            guard connections.count < network.settings.maxConnections else {
-                Glibc.close(descriptor)
-                continue
-            }
-            setNoDelay(descriptor)
+            guard connections.count < network.settings.maxConnections else { continue }
+            setNoDelay(socket.raw)
             let channel = SecureChannel(
                 role: .responder(candidatePSKs: network.currentResponderKeys), identity: network.deviceIdentity,
                 configuration: .init(maxFrameLength: network.settings.maxFrameLength))
             let id = network.newConnectionID()
             let connection = Connection(
-                id: id, direction: .inbound, descriptor: descriptor, channel: channel, label: Self.remoteAddress(descriptor), connecting: false)
+                id: id, direction: .inbound, socket: socket, channel: channel, label: Self.remoteAddress(socket.raw), connecting: false)
             connection.handshakeDeadline = clock.now.advanced(by: network.settings.handshakeTimeout)
             connections[id] = connection
         }
+    }
+
+    /// A non-blocking, close-on-exec TCP socket for `address`'s family; nil when the system has none to give.
+    static func newSocket(_ address: ResolvedAddress) -> OwnedDescriptor? {
+        OwnedDescriptor.adopting(socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0))
     }
 
     static func makeNonBlocking(_ descriptor: Int32) {
@@ -460,9 +502,9 @@ private final class Loop: @unchecked Sendable {
             guard revents & Int16(POLLOUT | POLLERR | POLLHUP) != 0 else { return }
             var error: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
-            getsockopt(connection.descriptor, SOL_SOCKET, SO_ERROR, &error, &length)
+            getsockopt(connection.socket!.raw, SOL_SOCKET, SO_ERROR, &error, &length)
             guard error == 0 else {
-                Glibc.close(connection.descriptor)
+                connection.socket = nil
                 errno = error
                 connectNext(connection)
                 return
@@ -479,7 +521,7 @@ private final class Loop: @unchecked Sendable {
     func readAvailable(_ connection: Connection, buffer: inout [UInt8]) {
         // Bounded per wake-up so one busy peer cannot starve the others.
         for _ in 0..<16 where !network.isFull(connection.id) {
-            let count = buffer.withUnsafeMutableBytes { recv(connection.descriptor, $0.baseAddress, $0.count, 0) }
+            let count = buffer.withUnsafeMutableBytes { recv(connection.socket!.raw, $0.baseAddress, $0.count, 0) }
             if count > 0 {
                 let output = connection.channel.receive(buffer[0..<count])
                 guard deliver(output, from: connection) else { return }
@@ -540,10 +582,10 @@ private final class Loop: @unchecked Sendable {
     }
 
     func flush(_ connection: Connection) {
-        guard !connection.connecting, connection.descriptor >= 0 else { return }
+        guard !connection.connecting, let socket = connection.socket else { return }
         while connection.hasPendingOutput {
             let written = connection.outbox[connection.outboxOffset...].withUnsafeBytes {
-                Glibc.send(connection.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                Glibc.send(socket.raw, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
             }
             if written > 0 {
                 connection.outboxOffset += written
@@ -556,14 +598,20 @@ private final class Loop: @unchecked Sendable {
         if !connection.hasPendingOutput {
             connection.outbox.removeAll(keepingCapacity: connection.outbox.capacity <= 1 << 20)
             connection.outboxOffset = 0
-            if connection.closing { shutdown(connection.descriptor, Int32(SHUT_WR)) }
+            if connection.closing { shutdown(socket.raw, Int32(SHUT_WR)) }
         }
     }
 
-    func drop(_ connection: Connection, reason: String?, notify: Bool = true) {
+    /// Forgets `connection` and closes its socket; `dialFailed`: it never connected.
+    func drop(_ connection: Connection, reason: String?, notify: Bool = true, dialFailed: Bool = false) {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         network.forget(connection.id)
-        if connection.descriptor >= 0 { Glibc.close(connection.descriptor) }
-        if notify { network.eventSink(.closed(connection.id, reason: reason)) }
+        connection.socket = nil
+        guard notify else { return }
+        if dialFailed {
+            network.eventSink(.dialFailed(connection.id, reason: reason ?? "cannot connect to \(connection.label)"))
+        } else {
+            network.eventSink(.closed(connection.id, reason: reason))
+        }
     }
 }

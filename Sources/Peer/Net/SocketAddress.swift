@@ -15,13 +15,14 @@ public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
-    /// Resolves to socket addresses (blocking: call it off any event loop).
+    /// Resolves to socket addresses (blocking: call it off any event loop). A numeric address
+    /// is taken as it is; a name gets only the address families this machine has configured
+    /// (`AI_ADDRCONFIG`). Not for numbers: with only loopback up (a laptop started before its
+    /// network), `AI_ADDRCONFIG` refuses even `0.0.0.0`, and the daemon could not listen.
     public func resolve() throws(NetworkError) -> [ResolvedAddress] {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = AI_ADDRCONFIG
         var list: UnsafeMutablePointer<addrinfo>?
-        let code = getaddrinfo(host, String(port), &hints, &list)
+        var code = Self.getaddrinfo(host, port, flags: AI_NUMERICHOST, into: &list)
+        if code == EAI_NONAME { code = Self.getaddrinfo(host, port, flags: AI_ADDRCONFIG, into: &list) }
         guard code == 0, let list else {
             throw NetworkError("cannot resolve \(host): \(String(cString: gai_strerror(code)))")
         }
@@ -35,6 +36,13 @@ public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
             cursor = entry.pointee.ai_next
         }
         return results
+    }
+
+    private static func getaddrinfo(_ host: String, _ port: UInt16, flags: Int32, into list: inout UnsafeMutablePointer<addrinfo>?) -> Int32 {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = flags
+        return Glibc.getaddrinfo(host, String(port), &hints, &list)
     }
 }
 

@@ -15,7 +15,9 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     /// The primary result code (the low byte of an extended code).
     public var primaryCode: Int32 { resultCode & 0xFF }
 
-    public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
+    /// SQLite's code for a damaged database file, for errors that find damage without SQLite.
+    public static let corruptCode = SQLITE_CORRUPT
+
     public var isCorrupt: Bool { primaryCode == SQLITE_CORRUPT || primaryCode == SQLITE_NOTADB }
 
     public var description: String {

@@ -42,7 +42,7 @@ public struct PurgeOutcome: Hashable, Sendable {
     public let purged: Bool
     /// Revisions the purging person had not seen (not ancestors of the given base heads) that
     /// now keep the note; empty when `purged`.
-    public let unseen: [HistoryEntry]
+    public let unseen: [StoredRevision]
 }
 
 /// Reading a note as it was at any revision, bringing one back, and deleting based on what
@@ -145,7 +145,7 @@ extension Replica {
     /// For each revision whose content differs from its first parent's and equals an earlier
     /// ancestor's: the nearest such ancestor. Derived from the DAG alone, so every device shows
     /// the same "restored from" without the revision having to say it.
-    public static func restoreSources(_ entries: [HistoryEntry]) -> [RevisionID: RevisionID] {
+    public static func restoreSources(_ entries: [StoredRevision]) -> [RevisionID: RevisionID] {
         let byRevision = Dictionary(entries.map { ($0.revision, $0) }, uniquingKeysWith: { first, _ in first })
         var result: [RevisionID: RevisionID] = [:]
         for entry in entries {

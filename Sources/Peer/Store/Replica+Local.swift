@@ -86,7 +86,7 @@ extension Replica {
             let rows = try revisionRows(record: id)
             let byID = Dictionary(rows.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
             guard baseHeads.allSatisfy({ byID[$0] != nil }) else {
-                throw ReplicaError.invalid("baseHeads names a revision this note does not have; read the note again and retry")
+                throw ReplicaError.unknownBaseRevision
             }
             var unusedHashes: [Block: BlockHash] = [:]
             let dag = RecordDAG(rows)

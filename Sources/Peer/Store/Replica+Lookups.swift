@@ -35,7 +35,7 @@ extension Replica {
     /// A page of `listNotes(filter)`: the first `limit` matches after `position` (from the
     /// start when nil), in the same order. Walks the `notes_in_list_order` index, so a page
     /// without filters reads `limit` rows; each filter skips rows as it walks.
-    public func listNotes(_ filter: NoteFilter, limit: Int, after position: NoteListPosition?) throws -> [NoteSummary] {
+    public func listNotes(_ filter: NoteFilter, limit: Int, after position: NoteListPosition?) throws -> [NoteRow] {
         guard limit > 0 else { return [] }
         var tagged: Set<NoteID>?
         if let tag = filter.tag {
@@ -46,7 +46,7 @@ extension Replica {
             ?? [.integer(2), .integer(Int64.max), .blob([UInt8](repeating: 0xff, count: 17))]
         let needle = filter.text?.lowercased()
         var liveFolders: [FolderID: Bool] = [:]
-        var results: [NoteSummary] = []
+        var results: [NoteRow] = []
         var failure: (any Error)?
         try database.statement(
             """
@@ -74,7 +74,7 @@ extension Replica {
                     guard text.lowercased().contains(needle) else { return true }
                 }
                 let tags = try database.rows("SELECT tag FROM note_tags WHERE note = ?1", [.blob(id.bytes)]) { $0.text(0) }
-                results.append(NoteSummary(
+                results.append(NoteRow(
                     id: id, title: title, folder: shown, trashed: row.int(3) != 0, pinned: pinned, color: row.optionalText(5),
                     tags: tags.sorted(), created: UInt64(bitPattern: row.int(6)), modified: UInt64(bitPattern: row.int(7)),
                     conflictOf: row.optionalBlob(8).flatMap(RecordID.init(bytes:))))

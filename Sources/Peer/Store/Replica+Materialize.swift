@@ -237,7 +237,7 @@ extension Replica {
         case .some: pendingChanges.note(id, .edited)
         }
         try upsertNoteRow(id, note, hlc: stamp.hlc, hadRow: wasTrashed != nil)
-        if catchingUp {
+        if catchingUp || searchIndexDeferred {
             try database.run("INSERT OR IGNORE INTO search_pending (note) VALUES (?1)", [.blob(id.bytes)])
         } else {
             try indexForSearch(id, title: note.title, body: note.body)

@@ -1,7 +1,7 @@
 import Merge
 
 /// One note as listed: everything but the body.
-public struct NoteSummary: Hashable, Sendable {
+public struct NoteRow: Hashable, Sendable {
     public let id: NoteID
     public let title: String
     /// Where the note shows: its folder if that folder is alive, else Uncategorized (nil).
@@ -55,7 +55,7 @@ public struct FolderSummary: Hashable, Sendable {
 }
 
 /// One revision in a record's history.
-public struct HistoryEntry: Hashable, Sendable {
+public struct StoredRevision: Hashable, Sendable {
     public let revision: RevisionID
     public let parents: [RevisionID]
     public let hlc: HLC
@@ -130,7 +130,7 @@ extension Replica {
     }
 
     /// Notes matching `filter`: pinned first, then most recently modified.
-    public func listNotes(_ filter: NoteFilter = NoteFilter()) throws -> [NoteSummary] {
+    public func listNotes(_ filter: NoteFilter = NoteFilter()) throws -> [NoteRow] {
         let tree = FolderTree.resolve(try liveFolders())
         var tagged: Set<NoteID>?
         if let tag = filter.tag {
@@ -141,7 +141,7 @@ extension Replica {
             tags[note, default: []].append(tag)
         }
         let needle = filter.text?.lowercased()
-        var results: [NoteSummary] = []
+        var results: [NoteRow] = []
         try database.statement("SELECT \(Self.summaryColumns), body FROM notes").forEach { row in
             let summary = Self.summary(row, tree: tree, tags: tags)
             let id = summary.id
@@ -163,10 +163,10 @@ extension Replica {
 
     static let summaryColumns = "id, title, folder, trashed, pinned, color, created, modified, conflict_of"
 
-    static func summary(_ row: Row, tree: [FolderID: FolderID?], tags: [NoteID: [String]]) -> NoteSummary {
+    static func summary(_ row: Row, tree: [FolderID: FolderID?], tags: [NoteID: [String]]) -> NoteRow {
         let id = RecordID(bytes: row.blob(0))!
         let storedFolder = row.optionalBlob(2).flatMap(RecordID.init(bytes:))
-        return NoteSummary(
+        return NoteRow(
             id: id, title: row.text(1), folder: storedFolder.flatMap { tree[$0] != nil ? $0 : nil }, trashed: row.int(3) != 0,
             pinned: row.int(4) != 0, color: row.optionalText(5), tags: (tags[id] ?? []).sorted(),
             created: UInt64(bitPattern: row.int(6)), modified: UInt64(bitPattern: row.int(7)),
@@ -175,14 +175,14 @@ extension Replica {
 
     /// One live note as listed (the Trash included), without reading any other note or the
     /// folder tree.
-    public func noteSummary(_ id: NoteID) throws -> NoteSummary? {
+    public func noteSummary(_ id: NoteID) throws -> NoteRow? {
         let tags = try database.rows("SELECT tag FROM note_tags WHERE note = ?1", [.blob(id.bytes)]) { $0.text(0) }
         guard let (summary, stored) = try database.first("SELECT \(Self.summaryColumns) FROM notes WHERE id = ?1", [.blob(id.bytes)], {
             (Self.summary($0, tree: [:], tags: [id: tags]), $0.optionalBlob(2).flatMap(RecordID.init(bytes:)))
         }) else { return nil }
         // Where it shows: its folder if that folder is live (one key lookup, not the tree).
         guard let folder = stored, try self.folder(folder) != nil else { return summary }
-        return NoteSummary(
+        return NoteRow(
             id: summary.id, title: summary.title, folder: folder, trashed: summary.trashed, pinned: summary.pinned, color: summary.color,
             tags: summary.tags, created: summary.created, modified: summary.modified, conflictOf: summary.conflictOf)
     }
@@ -234,11 +234,11 @@ extension Replica {
     }
 
     /// The revisions of a record, newest first (by HLC).
-    public func history(of id: RecordID) throws -> [HistoryEntry] {
+    public func history(of id: RecordID) throws -> [StoredRevision] {
         var unusedHashes: [Block: BlockHash] = [:]
         return try revisionRows(record: id).sorted { $0.stamp > $1.stamp }.map { row in
             let note = row.kind == .note ? try loadNote(row, hashes: &unusedHashes).live : nil
-            return HistoryEntry(
+            return StoredRevision(
                 revision: row.id, parents: row.parents, hlc: row.hlc, author: row.author, note: note, isTombstone: row.tombstone)
         }
     }

@@ -16,7 +16,7 @@ public struct StoredWebSession: Hashable, Sendable {
 
 /// One `searchNotes` hit.
 public struct SearchResult: Hashable, Sendable {
-    public let note: NoteSummary
+    public let note: NoteRow
     /// Words around the best match; matched words between `\u{2}` and `\u{3}`.
     public let snippet: String
     /// bm25 (lower is better; title words weigh ten times body words).
@@ -67,13 +67,15 @@ extension Replica {
         try database.run("DELETE FROM note_search_docs WHERE note = ?1", [.blob(id.bytes)])
     }
 
-    /// Indexes the notes a catch-up materialised: during one, each note is only recorded in
-    /// `search_pending` (indexing 10,000 notes inside the catch-up's transactions tripled its
-    /// time, docs/benchmarks.md); this indexes them, or removes those gone since, in one
-    /// transaction. Run once the catch-up ends, and at start after one was cut short.
-    func indexPendingSearch() throws {
-        let pending = try database.rows("SELECT note FROM search_pending") { RecordID(bytes: $0.blob(0))! }
-        guard !pending.isEmpty else { return }
+    /// Indexes up to `limit` of the notes a catch-up materialised: during one, each note is
+    /// only recorded in `search_pending` (indexing 10,000 notes inside the catch-up's
+    /// transactions tripled its time, docs/benchmarks.md); this indexes them, or removes those
+    /// gone since, in one transaction. The engine runs it in steps once the catch-up ends
+    /// (docs/architecture.md, "Search indexing after a catch-up"). Returns how many still wait.
+    @discardableResult
+    public func indexPendingSearch(limit: Int = .max) throws -> Int {
+        let pending = try database.rows("SELECT note FROM search_pending LIMIT ?1", [.integer(Int64(clamping: limit))]) { RecordID(bytes: $0.blob(0))! }
+        guard !pending.isEmpty else { return 0 }
         try write {
             for id in pending {
                 if let (title, body) = try database.first("SELECT title, body FROM notes WHERE id = ?1", [.blob(id.bytes)], { ($0.text(0), Self.hashes($0.blob(1))) }) {
@@ -81,9 +83,23 @@ extension Replica {
                 } else {
                     try removeFromSearch(id)
                 }
+                try database.run("DELETE FROM search_pending WHERE note = ?1", [.blob(id.bytes)])
             }
-            try database.execute("DELETE FROM search_pending")
         }
+        return try notesAwaitingSearchIndex
+    }
+
+    /// A catch-up is under way: its notes wait for the search index until it ends.
+    public var isCatchingUp: Bool { catchingUp }
+
+    /// Runs `body` with the notes it materialises left to `indexPendingSearch`, as a catch-up
+    /// leaves them: for a large import (`notes.createMany`), whose transaction would otherwise
+    /// spend most of its time in the search index (docs/benchmarks.md).
+    public func deferringSearchIndex<T>(_ body: () throws -> T) rethrows -> T {
+        let outer = searchIndexDeferred
+        searchIndexDeferred = true
+        defer { searchIndexDeferred = outer }
+        return try body()
     }
 
     /// Notes waiting to be indexed (a catch-up is under way, or ended a moment ago).

@@ -6,6 +6,8 @@ public enum ReplicaError: Error, CustomStringConvertible, Equatable {
     case corrupt(path: String, problems: [String])
     case notFound(kind: RecordKind, id: RecordID)
     case invalid(String)
+    /// An edit named base heads (`notes.update` `baseHeads`) that this note does not have.
+    case unknownBaseRevision
 
     public var description: String {
         switch self {
@@ -13,6 +15,7 @@ public enum ReplicaError: Error, CustomStringConvertible, Equatable {
             "the database \(path) is damaged (\(problems.prefix(3).joined(separator: "; "))); notesd will not start on it or sync it. Move it aside and restart notesd: it will create a new database and pull the notes back from your other devices"
         case .notFound(let kind, let id): "no \(kind) with id \(id)"
         case .invalid(let message): message
+        case .unknownBaseRevision: "baseHeads names a revision this note does not have; read the note again and retry"
         }
     }
 }
@@ -44,6 +47,8 @@ public final class Replica {
     var sentBlocksAwaitingUse = Set<BlockHash>()
     /// A catch-up's page cache and checkpoint interval are in force (see `enterCatchUp`).
     var catchingUp = false
+    /// Inside `deferringSearchIndex`: notes materialised go to `search_pending`, as in a catch-up.
+    var searchIndexDeferred = false
     /// Replicas whose vector entry the transaction in progress advanced (see `flushVector`).
     var changedVectorEntries = Set<ReplicaID>()
     private let lock: FileLock
@@ -54,18 +59,35 @@ public final class Replica {
     /// How long a run of local edits keeps folding into one revision while no peer saw it.
     public static let coalescingWindowMilliseconds: UInt64 = 5 * 60 * 1000
 
+    /// When `init` reads the whole file with `PRAGMA quick_check` (docs/architecture.md,
+    /// "The start-up check").
+    public enum OpeningCheck: Sendable {
+        /// Always: tools, tests, and a restore.
+        case always
+        /// Only when the last process did not close the replica cleanly (`markClosedCleanly`):
+        /// a crash, a kill or a power cut is when damage is likely. The daemon checks a
+        /// cleanly closed file after it is ready instead (`Replica.quickCheck`), so start-up
+        /// does not cost a read of the whole library.
+        case afterUncleanShutdown
+    }
+
+    /// `init` ran `quick_check` (see `OpeningCheck`).
+    public let checkedAtOpen: Bool
+
     /// Opens (or creates) the replica at `path`. Takes the one-daemon lock, checks the file,
     /// migrates the schema and mints the replica id on first open.
-    public init(path: String, randomBytes: @escaping (Int) -> [UInt8] = Replica.systemRandomBytes) throws {
+    public init(path: String, check: OpeningCheck = .always, randomBytes: @escaping (Int) -> [UInt8] = Replica.systemRandomBytes) throws {
         lock = try FileLock(path: path + ".lock")
         let database = try Database(path: path)
-        let problems: [String]
-        do {
-            problems = try database.check()
-        } catch let error as SQLiteError where error.isCorrupt {
-            problems = [error.message]
+        // Unreadable (no meta table yet, or damage) counts as not closed cleanly.
+        let closedCleanly = (try? Self.meta(database, Self.closedCleanlyKey)) == 1
+        checkedAtOpen = check == .always || !closedCleanly
+        if checkedAtOpen {
+            let problems = try Self.problems(in: database)
+            guard problems.isEmpty else { throw ReplicaError.corrupt(path: path, problems: problems) }
         }
-        guard problems.isEmpty else { throw ReplicaError.corrupt(path: path, problems: problems) }
+        // From now on a crash leaves the replica not closed cleanly.
+        if closedCleanly { try database.run("DELETE FROM meta WHERE key = ?1", [.text(Self.closedCleanlyKey)]) }
         try database.migrate(Schema.migrations)
         self.database = database
         self.path = path
@@ -84,10 +106,37 @@ public final class Replica {
         }
         vector = VersionVector(Dictionary(uniqueKeysWithValues: counters))
         try buildSearchIndexIfNeeded()
-        try indexPendingSearch()
     }
 
     public static func systemRandomBytes(_ count: Int) -> [UInt8] { Sodium.randomBytes(count) }
+
+    static let closedCleanlyKey = "closed_cleanly"
+
+    /// Records that this process is done with the replica: the next open may skip the
+    /// whole-file check (`OpeningCheck.afterUncleanShutdown`). The daemon calls it last.
+    public func markClosedCleanly() throws {
+        try setMeta(Self.closedCleanlyKey, 1)
+    }
+
+    /// Records that the file must be checked at the next open, whatever happened.
+    public func requireCheckAtNextOpen() throws {
+        try database.run("DELETE FROM meta WHERE key = ?1", [.text(Self.closedCleanlyKey)])
+    }
+
+    /// `quick_check` of the database at `path` through a read-only connection of its own, so
+    /// it can run beside the daemon's writer (WAL readers never block it): the problems
+    /// found, empty when the file is sound.
+    public static func quickCheck(path: String) throws -> [String] {
+        try problems(in: try Database(path: path, readOnly: true))
+    }
+
+    private static func problems(in database: Database) throws -> [String] {
+        do {
+            return try database.check()
+        } catch let error as SQLiteError where error.isCorrupt {
+            return [error.message]
+        }
+    }
 
     private static func meta(_ database: Database, _ key: String) throws -> Int64? {
         try database.first("SELECT value FROM meta WHERE key = ?1", [.text(key)]) { $0.int(0) }

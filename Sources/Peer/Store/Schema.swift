@@ -186,5 +186,12 @@ enum Schema {
             last_used INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
+        // 6: peer columns written and never read. The session state is live only (a stored
+        // one was always "offline" by the next start), and what a peer is behind comes from
+        // its last-seen version vector.
+        """
+        ALTER TABLE peers DROP COLUMN status;
+        ALTER TABLE peers DROP COLUMN entries_behind;
+        """,
     ]
 }

@@ -1,5 +1,6 @@
 import Control
 import Foundation
+import Peer
 import Synchronization
 
 /// Answers control requests (docs/control-protocol.md). The server calls it once per
@@ -105,13 +106,4 @@ final class PassedDescriptors: Sendable {
     deinit {
         for descriptor in descriptors.withLock({ $0 }) { close(descriptor) }
     }
-}
-
-/// One open file descriptor with one owner: closed when the owner lets go of it.
-final class OwnedDescriptor: Sendable {
-    let raw: Int32
-
-    init(_ raw: Int32) { self.raw = raw }
-
-    deinit { close(raw) }
 }

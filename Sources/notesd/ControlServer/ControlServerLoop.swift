@@ -54,8 +54,10 @@ final class ControlServerLoop {
             // No timeout unless accepting is paused: an idle daemon does not wake up (docs/benchmarks.md).
             if poll(&descriptors, nfds_t(descriptors.count), acceptPausedUntil.map(Self.milliseconds(until:)) ?? -1) < 0 {
                 if errno == EINTR { continue }
-                log.error("the control server stopped: poll failed: \(String(cString: strerror(errno)))")
-                return
+                // The same policy as the peer network's loop: a poll that fails for any other
+                // reason (bad descriptors or no memory) leaves nothing to serve with, and a
+                // daemon nobody can control is worse than one systemd restarts.
+                fatalError("the control server cannot wait for its sockets: poll failed: \(String(cString: strerror(errno)))")
             }
             if descriptors[0].revents != 0 { waker.drain() }
             // `connections` is unchanged since the descriptors were listed, so the indices match.

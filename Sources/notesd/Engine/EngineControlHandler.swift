@@ -1,21 +1,23 @@
 import Control
+import Engine
 import Foundation
 import Peer
 
 /// Answers control requests by running them on the engine's queue (one at a time with
-/// everything else the engine does); waits (`sync --wait`, `join`, `connect`) park a
-/// completion in the engine and do not hold the queue. Params are decoded, and answers
+/// everything else the engine does), through the core; waits (`sync --wait`, `join`,
+/// `connect`) park a completion in the shell, which the core answers later by token, and do
+/// not hold the queue. Params are decoded, and answers
 /// encoded, on the connection's queue, so the engine's queue does only the engine's work.
 struct EngineControlHandler: ControlRequestHandler {
-    let engine: Engine
-    /// The web server, for `status` and the `web.*` methods (Engine+Web.swift).
+    let engine: EngineShell
+    /// The web server, for `status` and the `web.*` methods (EngineShell+Web.swift).
     var web: WebControl? = nil
 
     /// Decodes `M`'s params, runs `start` on the engine's queue, and encodes what it
     /// completes with back on the connection's queue.
     private func answer<M: ControlMethod>(
         _ method: M.Type, _ request: IncomingRequest, _ context: ControlContext, _ reply: @escaping @Sendable (Data) -> Void,
-        start: @escaping @Sendable (Engine, M.Params, _ complete: @escaping @Sendable (Result<M.Result, RPCError>) -> Void) -> Void
+        start: @escaping @Sendable (EngineShell, M.Params, _ complete: @escaping @Sendable (Result<M.Result, RPCError>) -> Void) -> Void
     ) {
         let engine = engine
         request.respond(to: method, reply: reply) { params, complete in
@@ -29,10 +31,11 @@ struct EngineControlHandler: ControlRequestHandler {
     /// protocol's error.
     private func run<M: ControlMethod>(
         _ method: M.Type, _ request: IncomingRequest, _ context: ControlContext, _ reply: @escaping @Sendable (Data) -> Void,
-        _ body: @escaping @Sendable (Engine, M.Params) throws -> M.Result
+        _ body: @escaping @Sendable (EngineCore, M.Params) throws -> M.Result
     ) {
         answer(method, request, context, reply) { engine, params, complete in
-            complete(Result { try body(engine, params) }.mapError { engine.rpcError($0) })
+            let result = engine.request { core in Result { try body(core, params) }.mapError { core.rpcError($0) } }
+            complete(result)
         }
     }
 
@@ -48,9 +51,15 @@ struct EngineControlHandler: ControlRequestHandler {
         case M.Invite.name:
             run(M.Invite.self, request, context, reply) { engine, _ in try engine.invite() }
         case M.Join.name:
-            answer(M.Join.self, request, context, reply) { engine, params, complete in engine.startJoin(params, complete: complete) }
+            answer(M.Join.self, request, context, reply) { engine, params, complete in
+                let token = engine.park(complete) { if case .join(let result) = $0 { result } else { nil } }
+                engine.request { $0.startJoin(params, token: token) }
+            }
         case M.Connect.name:
-            answer(M.Connect.self, request, context, reply) { engine, params, complete in engine.startConnect(params, complete: complete) }
+            answer(M.Connect.self, request, context, reply) { engine, params, complete in
+                let token = engine.park(complete) { if case .connect(let result) = $0 { result } else { nil } }
+                engine.request { $0.startConnect(params, token: token) }
+            }
         case M.NotesList.name:
             run(M.NotesList.self, request, context, reply) { engine, params in try engine.notesList(params) }
         case M.NotesGet.name:
@@ -82,11 +91,11 @@ struct EngineControlHandler: ControlRequestHandler {
         case M.FoldersDelete.name:
             run(M.FoldersDelete.self, request, context, reply) { engine, params in try engine.foldersDelete(params) }
         case M.MarkdownParse.name:
-            run(M.MarkdownParse.self, request, context, reply) { _, params in try Engine.markdownParse(params) }
+            run(M.MarkdownParse.self, request, context, reply) { _, params in try EngineCore.markdownParse(params) }
         case M.MarkdownParseMany.name:
             run(M.MarkdownParseMany.self, request, context, reply) { engine, params in
                 params.texts.map { text in
-                    do { return MarkdownParseOutcome(result: try Engine.markdownParse(MarkdownParseParams(text: text))) } catch {
+                    do { return MarkdownParseOutcome(result: try EngineCore.markdownParse(MarkdownParseParams(text: text))) } catch {
                         return MarkdownParseOutcome(error: engine.rpcError(error))
                     }
                 }
@@ -94,13 +103,21 @@ struct EngineControlHandler: ControlRequestHandler {
         case M.NotesCreateMany.name:
             run(M.NotesCreateMany.self, request, context, reply) { engine, params in try engine.notesCreateMany(params) }
         case M.Sync.name:
-            answer(M.Sync.self, request, context, reply) { engine, params, complete in engine.startSync(context.transport.capping(params), complete: complete) }
+            answer(M.Sync.self, request, context, reply) { engine, params, complete in
+                let token = engine.park(complete) { if case .sync(let result) = $0 { result } else { nil } }
+                engine.request { $0.startSync(context.transport.capping(params), token: token) }
+            }
         case M.Backup.name:
             let descriptor = context.descriptors.take()
-            answer(M.Backup.self, request, context, reply) { engine, params, complete in engine.startBackup(params, descriptor: descriptor, complete: complete) }
+            answer(M.Backup.self, request, context, reply) { engine, params, complete in
+                engine.startBackup(params, descriptor: descriptor, complete: complete)
+            }
         case M.Watch.name:
             let sink = context.startWatch()
-            run(M.Watch.self, request, context, reply) { engine, _ in engine.watch(sink) }
+            answer(M.Watch.self, request, context, reply) { engine, _, complete in
+                engine.watchers.add(sink)
+                complete(.success(WatchResult(events: ControlEvent.knownTypes)))
+            }
         case M.NotesSearch.name:
             run(M.NotesSearch.self, request, context, reply) { engine, params in try engine.notesSearch(params) }
         case M.WebLoginToken.name, M.WebSessions.name, M.WebLogoutAll.name:

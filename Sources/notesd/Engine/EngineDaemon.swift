@@ -1,4 +1,5 @@
 import Control
+import Engine
 import Foundation
 import Merge
 import Peer
@@ -6,10 +7,10 @@ import Peer
 /// The engine as the process shell runs it: started after the control socket is claimed,
 /// pinged by the watchdog, shut down last.
 final class EngineDaemon: DaemonEngine {
-    let engine: Engine
+    let engine: EngineShell
     let controlHandler: any ControlRequestHandler
 
-    init(engine: Engine, web: WebControl? = nil) {
+    init(engine: EngineShell, web: WebControl? = nil) {
         self.engine = engine
         controlHandler = EngineControlHandler(engine: engine, web: web)
     }
@@ -19,23 +20,66 @@ final class EngineDaemon: DaemonEngine {
         let config = startup.config
         let log = startup.log
         Replica.keepLargeBuffersMapped()
-        let replica = try Replica(path: config.dataDirectory + "/notes.db")
-        let identity = try Peer.DeviceIdentity.loadOrCreate(inDirectory: config.dataDirectory)
-        let household = try HouseholdKey(directory: config.dataDirectory)
-        for socket in startup.otherActivatedSockets { close(socket.fileDescriptor) }
-        let settings = Engine.Settings(
-            dataDirectory: config.dataDirectory, deviceName: config.name,
-            listen: PeerAddress(host: config.listen.host, port: config.listen.port),
-            staticPeers: config.staticPeers.map(\.description), controlSocket: config.socketPath, mdns: config.mdnsEnabled)
-        let engine = try Engine(
-            settings: settings, replica: replica, identity: identity, household: household,
-            log: Engine.Logger(
-                debug: { log.debug($0) }, info: { log.info($0) }, warning: { log.warning($0) }, error: { log.error($0) }))
-        try engine.start()
+        let databasePath = config.dataDirectory + "/notes.db"
+        // A start that skipped the whole-file check can still meet damage in the pages it
+        // reads: said as the check would say it (the next start checks the file first).
+        let (replica, identity, engine) = try reportingDamage(in: databasePath) {
+            let replica = try Replica(path: databasePath, check: .afterUncleanShutdown)
+            let identity = try DeviceIdentity.loadOrCreate(inDirectory: config.dataDirectory)
+            let household = try HouseholdKey(directory: config.dataDirectory)
+            for socket in startup.otherActivatedSockets { close(socket.fileDescriptor) }
+            let settings = EngineShell.Settings(
+                core: EngineCore.Settings(dataDirectory: config.dataDirectory, deviceName: config.name, controlSocket: config.socketPath),
+                listen: PeerAddress(host: config.listen.host, port: config.listen.port),
+                staticPeers: config.staticPeers.map(\.description), mdns: config.mdnsEnabled)
+            let engine = try EngineShell(
+                settings: settings, replica: replica, identity: identity, household: household,
+                log: EngineCore.Logger(
+                    debug: { log.debug($0) }, info: { log.info($0) }, warning: { log.warning($0) }, error: { log.error($0) }))
+            try engine.start()
+            return (replica, identity, engine)
+        }
         let notes = engine.queue.sync { (try? engine.replica.noteCount) ?? 0 }
         log.info("device \(identity.deviceID.short) (\(config.name)), \(notes) notes, data in \(config.dataDirectory)")
         if let web = startup.web { engine.attachWeb(web) }
+        if !replica.checkedAtOpen { checkInBackground(databasePath, engine: engine, log: engine.log) }
         return EngineDaemon(engine: engine, web: startup.web)
+    }
+
+    static func reportingDamage<T>(in path: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as SQLiteError where error.isCorrupt {
+            throw ReplicaError.corrupt(path: path, problems: [error.message])
+        }
+    }
+
+    /// The whole-file check a clean start skipped (`Replica.OpeningCheck`), run beside the
+    /// engine through a read-only connection. Damage stops the daemon as a failed start would
+    /// (the next start checks the file and refuses it, saying what to do); the engine is
+    /// stopped first, so nothing more is synced from the damaged file.
+    static func checkInBackground(_ path: String, engine: EngineShell, log: EngineCore.Logger) {
+        DispatchQueue(label: "notesd.startup-check").async {
+            let started = ContinuousClock.now
+            let problems: [String]
+            do {
+                problems = try Replica.quickCheck(path: path)
+            } catch {
+                log.warning("cannot check \(path) beside the engine (\(error)); it is checked at the next start instead")
+                engine.queue.sync { try? engine.replica.requireCheckAtNextOpen() }
+                return
+            }
+            guard !problems.isEmpty else {
+                log.debug("quick_check of \(path): ok, \(started.duration(to: .now))")
+                return
+            }
+            engine.queue.sync {
+                engine.stop()
+                try? engine.replica.requireCheckAtNextOpen()
+            }
+            log.error(ReplicaError.corrupt(path: path, problems: problems).description)
+            exit(DaemonExitStatus.failure.rawValue)
+        }
     }
 
     func heartbeat() {
@@ -46,6 +90,10 @@ final class EngineDaemon: DaemonEngine {
     }
 
     func shutdown() {
-        engine.queue.sync { engine.stop() }
+        engine.queue.sync {
+            engine.stop()
+            // Last of all, so the next start may skip the whole-file check (Replica.OpeningCheck).
+            do { try engine.replica.markClosedCleanly() } catch { engine.log.warning("cannot record the clean shutdown (\(error)); the next start checks the whole database") }
+        }
     }
 }

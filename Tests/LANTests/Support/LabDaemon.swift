@@ -10,16 +10,20 @@ final class LabDaemon {
     let host: Int
     let name: String
     let directory: String
-    /// `ADDRESS:7479`, the host's own lab address (each namespace has its own ports).
+    /// `ADDRESS:7479`, the host's own lab address (each namespace has its own ports), unless
+    /// the test gives another.
     let listen: String
+    /// More `notesd` flags (`--no-mdns`, `--peer NAME:PORT`).
+    let extraArguments: [String]
     private var process: ChildProcess?
 
-    init(lab: Netlab, host: Int, scratch: ScratchDirectory) async throws {
+    init(lab: Netlab, host: Int, scratch: ScratchDirectory, listen: String? = nil, extraArguments: [String] = []) async throws {
         self.lab = lab
         self.host = host
         name = "host\(host)"
         directory = scratch.path + "/" + name
-        listen = lab.address(host) + ":7479"
+        self.listen = listen ?? lab.address(host) + ":7479"
+        self.extraArguments = extraArguments
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
     }
 
@@ -32,7 +36,7 @@ final class LabDaemon {
         let command = lab.inside(host, [
             builtProduct("notesd"), "--data-dir", directory, "--socket", socket, "--listen", listen,
             "--name", name, "--log-level", "debug",
-        ])
+        ] + extraArguments)
         let process = try ChildProcess.background(command, logPath: logPath)
         self.process = process
         try await waitUntil("\(name)'s notesd answers status", timeout: .seconds(30), seen: { self.logTail }) {

@@ -1,18 +1,19 @@
 import Control
+import Engine
 import Foundation
 import Peer
 
 /// `backup` (docs/control-protocol.md): a consistent copy of the live database, taken on a
 /// queue of its own through a separate read connection, so the engine keeps syncing and
 /// answering while it runs (docs/architecture.md, "Backups").
-extension Engine {
+extension EngineShell {
     /// One backup at a time; a labelled queue, never a global one (see `ControlRequestHandler`).
     static let backupQueue = DispatchQueue(label: "notesd.backup")
 
     /// The directory `backup` without a descriptor writes to.
-    var backupDirectory: String { settings.dataDirectory + "/backups" }
+    var backupDirectory: String { settings.core.dataDirectory + "/backups" }
 
-    /// Starts a backup; `complete` is called from the backup queue when it is done.
+    /// Starts a backup (on `queue`); `complete` is called from the backup queue when it is done.
     func startBackup(
         _ params: BackupParams, descriptor: OwnedDescriptor?, complete: @escaping @Sendable (Result<BackupResult, RPCError>) -> Void
     ) {
@@ -23,13 +24,13 @@ extension Engine {
         if let keep = params.keep, keep < 1 || toDescriptor {
             return complete(.failure(.invalidParams(toDescriptor ? "keep applies only to backups in the data directory" : "keep must be at least 1")))
         }
-        let householdID = household.householdID
+        let householdID = core.household.householdID
         do {
             // In the database, so the copy says which household it belongs to.
             try replica.recordHousehold(householdID)
             try FileManager.default.createDirectory(atPath: backupDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            return complete(.failure(rpcError(error)))
+            return complete(.failure(core.rpcError(error)))
         }
         let source = replica.path, directory = backupDirectory, now = Self.now(), log = log
         Self.backupQueue.async {

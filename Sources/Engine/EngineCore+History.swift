@@ -5,7 +5,7 @@ import Peer
 
 /// History you can trust: reading and restoring revisions, and permanent deletes based on
 /// what the person saw (docs/control-protocol.md, docs/architecture.md "History").
-extension Engine {
+extension EngineCore {
     /// Turns a history error into the protocol's error (a revision is not a `RecordKind`).
     func historyRPCError(_ error: HistoryError) -> RPCError {
         switch error {
@@ -28,7 +28,7 @@ extension Engine {
         }
     }
 
-    func notesHistory(_ params: NoteHistoryParams) throws -> [Control.HistoryEntry] {
+    public func notesHistory(_ params: NoteHistoryParams) throws -> [Control.HistoryEntry] {
         let id = try resolveNote(params.id)
         let entries = try replica.history(of: id)
         let authors = replicaDevices()
@@ -44,7 +44,7 @@ extension Engine {
     }
 
     func historyEntry(
-        _ entry: Peer.HistoryEntry, parent: Peer.HistoryEntry?, authors: [ReplicaID: (id: DeviceID, name: String)]
+        _ entry: StoredRevision, parent: StoredRevision?, authors: [ReplicaID: (id: DeviceID, name: String)]
     ) -> Control.HistoryEntry {
         let author = authors[entry.author]
         return Control.HistoryEntry(
@@ -55,7 +55,7 @@ extension Engine {
     }
 
     /// What a revision changed against its first parent (docs/control-protocol.md, `notes.history`).
-    static func changes(_ entry: Peer.HistoryEntry, parent: Peer.HistoryEntry?) -> [HistoryChange] {
+    static func changes(_ entry: StoredRevision, parent: StoredRevision?) -> [HistoryChange] {
         if entry.isTombstone { return [.deleted] }
         var changes: [HistoryChange] = []
         if entry.parents.count > 1 { changes.append(.merged) }
@@ -72,7 +72,7 @@ extension Engine {
     }
 
     /// The blocks added and removed against the first parent (everything added for a first revision).
-    static func patch(_ entry: Peer.HistoryEntry, parent: Peer.HistoryEntry?) -> [BlockChange] {
+    static func patch(_ entry: StoredRevision, parent: StoredRevision?) -> [BlockChange] {
         guard let note = entry.note else { return [] }
         let old = parent?.note?.body ?? []
         func line(_ op: BlockChange.Operation, _ block: Block) -> BlockChange {
@@ -86,7 +86,7 @@ extension Engine {
         return lines
     }
 
-    func notesGetRevision(_ params: NoteRevisionParams) throws -> NoteDocument {
+    public func notesGetRevision(_ params: NoteRevisionParams) throws -> NoteDocument {
         let id = try resolveNote(params.id)
         return try mappingHistoryErrors {
             let revision = try replica.resolveRevision(params.revision, of: id)
@@ -113,20 +113,20 @@ extension Engine {
         }
     }
 
-    func notesRestoreRevision(_ params: RestoreRevisionParams) throws -> RestoreRevisionResult {
+    public func notesRestoreRevision(_ params: RestoreRevisionParams) throws -> RestoreRevisionResult {
         let id = try resolveNote(params.id)
         return try mappingHistoryErrors {
             let revision = try replica.resolveRevision(params.revision, of: id)
-            let (_, changed) = try replica.restoreRevision(id, to: revision, now: Self.now())
+            let (_, changed) = try replica.restoreRevision(id, to: revision, now: now)
             if changed { committed(.local) }
             return RestoreRevisionResult(note: try noteSummary(id), restoredFrom: revision.description, changed: changed)
         }
     }
 
-    func notesPurge(_ params: NotePurgeParams) throws -> PurgeResult {
+    public func notesPurge(_ params: NotePurgeParams) throws -> PurgeResult {
         let id = try resolveNote(params.id)
         let base = try params.baseHeads.map { try Self.revisionIDs($0, parameter: "baseHeads") }
-        let outcome = try mappingHistoryErrors { try replica.purgeNote(id, basedOn: base, now: Self.now()) }
+        let outcome = try mappingHistoryErrors { try replica.purgeNote(id, basedOn: base, now: now) }
         committed(.local)
         let authors = replicaDevices()
         let unseen = outcome.unseen.map { historyEntry($0, parent: nil, authors: authors) }

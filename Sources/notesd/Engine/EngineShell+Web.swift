@@ -1,33 +1,22 @@
 import Control
+import Engine
 import Foundation
-import Merge
 import Peer
 import Web
 
-/// The engine's side of the web server (docs/web.md): sessions persist in the replica's
-/// database, events come from the same broadcast as `watch`, and the `web.*` and
-/// `notes.search` methods.
-extension Engine {
+/// The shell's side of the web server (docs/web.md): sessions persist in the replica's
+/// database, events come from the same broadcast as `watch`, and the `web.*` methods.
+extension EngineShell {
     /// Gives `web` its session storage and the event feed. Called once, at start.
     func attachWeb(_ web: WebControl) {
         web.attach(store: EngineWebSessions(engine: self), tap: watchers.addTap)
-    }
-
-    func notesSearch(_ params: NotesSearchParams) throws -> [SearchHit] {
-        let limit = params.limit ?? 50
-        guard (1...500).contains(limit) else { throw RPCError.invalidParams("params.limit must be between 1 and 500") }
-        var folder: FolderID?? = nil
-        if let reference = params.folder { folder = .some(try resolveFolder(reference)) }
-        let hits = try replica.searchNotes(params.query, limit: limit, folder: folder, tag: params.tag)
-        let summaries = try noteSummaries(hits.map(\.note))
-        return zip(hits, summaries).map { hit, summary in SearchHit(note: summary, snippet: hit.snippet, rank: hit.rank) }
     }
 }
 
 /// Sessions in the replica's `web_sessions` table, through the engine's queue: loaded once
 /// at start; writes are queued (the web thread never waits for the disk).
 struct EngineWebSessions: WebSessionStore {
-    let engine: Engine
+    let engine: EngineShell
 
     func loadSessions() -> [WebSessionRecord] {
         engine.queue.sync {

@@ -16,18 +16,18 @@ struct DialTarget {
     /// The device behind it, once a handshake told us (or discovery's TXT hint, as a short id).
     var device: DeviceID?
     var hintedShortID: String?
-    var connection: PeerNetwork.ConnectionID?
     var retries = 0
     var nextAttempt: UInt64 = 0
     var lastError: String?
+    /// When `lastError` happened (engine time).
+    var lastErrorAt: UInt64?
     /// Refused (not on the roster, revoked, other household): not retried until something changes.
     var blocked = false
 
-    var wantsDial: Bool { connection == nil && !blocked }
 
     /// Exponential backoff from 1 s, doubling, capped at 5 minutes, with ±20% jitter so a
-    /// household that lost power does not redial in lockstep (docs/protocol.md).
-    static func backoff(retries: Int, jitter: Double = Double.random(in: 0.8...1.2)) -> UInt64 {
+    /// household that lost power does not redial in lockstep (docs/decisions.md, "Backoff").
+    static func backoff(retries: Int, jitter: Double) -> UInt64 {
         let base = min(300_000.0, 1_000.0 * pow(2.0, Double(min(retries, 20))))
         return UInt64(min(300_000.0, base * jitter))
     }
@@ -55,7 +55,7 @@ struct Counters {
     }
 }
 
-extension Engine {
+extension EngineCore {
     // MARK: - Targets and dialling
 
     func addTarget(_ text: String, origin: DialTarget.Origin, hintedShortID: String? = nil) throws {
@@ -67,7 +67,7 @@ extension Engine {
             if case .discovered = existing.origin, origin == .configured || origin == .connected { existing.origin = origin }
             existing.hintedShortID = hintedShortID ?? existing.hintedShortID
             existing.blocked = false
-            existing.nextAttempt = min(existing.nextAttempt, Self.now())
+            existing.nextAttempt = min(existing.nextAttempt, now)
             targets[key] = existing
         } else {
             targets[key] = DialTarget(address: address, origin: origin, hintedShortID: hintedShortID)
@@ -84,74 +84,53 @@ extension Engine {
         updateTarget(key) {
             $0.blocked = true
             $0.lastError = reason
+            $0.lastErrorAt = self.now
         }
     }
 
-    func dialFailed(_ key: String, reason: String) {
+    /// A dial of target `key` failed: before a handshake (`unreachable`: nobody answered, or
+    /// the name did not resolve), or the connection ended before the session caught up.
+    func dialFailed(target key: String, reason: String, unreachable: Bool) {
         counters.failedConnections += 1
+        let delay = backoff(retries: targets[key]?.retries ?? 0)
         updateTarget(key) {
-            $0.connection = nil
             $0.lastError = reason
-            $0.nextAttempt = Self.now() + DialTarget.backoff(retries: $0.retries)
+            $0.lastErrorAt = self.now
+            $0.nextAttempt = self.now + delay
             $0.retries += 1
         }
-        connectWaitersFail(target: key, reason: reason)
+        connectWaitersFail(target: key, reason: reason, code: unreachable ? .unreachable : .refused)
         log.debug("dial \(key) failed: \(reason)")
     }
 
     /// Is there a live session with this device (in either direction)?
     func isConnected(_ device: DeviceID) -> Bool {
-        links.values.contains { $0.device == device && $0.session != nil }
+        connections.values.contains { $0.device == device && $0.isSyncing }
     }
 
-    /// Dials every target that is due and not already connected.
+    /// The connection serving dial target `key`, if one is open.
+    func connection(forTarget key: String) -> PeerNetwork.ConnectionID? {
+        connections.values.first { $0.target == key }?.id
+    }
+
     /// A target is dialled when no connection serves it, nothing refused it, and it is not
-    /// this device or one already syncing on another connection. Skipping a target while it
-    /// stays due would make its deadline fire again at once, for as long as it is skipped: a
-    /// busy loop.
-    func wantsDial(_ target: DialTarget) -> Bool {
-        guard target.wantsDial else { return false }
+    /// this device or one already syncing on another connection. (A target left due while
+    /// skipped would make its deadline fire again at once, for as long as it is skipped.)
+    func wantsDial(_ key: String) -> Bool {
+        guard let target = targets[key], !target.blocked, connection(forTarget: key) == nil else { return false }
         if let device = target.device, isConnected(device) { return false }
         if let hinted = target.hintedShortID, hinted == identity.deviceID.short { return false }
         return true
     }
 
+    /// Dials every target that is due and not already connected.
     func dialDueTargets() {
-        guard !stopped else { return }
-        let now = Self.now()
-        for (key, target) in targets where wantsDial(target) && target.nextAttempt <= now {
-            let id = network.dial(target.address, psk: household.key)
-            updateTarget(key) { $0.connection = id }
-            links[id] = Link(id: id, direction: .outbound, remote: key, target: key, purpose: .sync)
-        }
-    }
-
-    // MARK: - Discovery
-
-    /// Discovery resolved a service: dial it now if it is not a device we are talking to.
-    /// One address per service: an IPv4 address is kept over IPv6 (notesd listens on IPv4 by
-    /// default), and a newer address replaces an older one that is not connected.
-    func discovered(address: String, shortID: String?, service: String) {
-        if let shortID, shortID == identity.deviceID.short { return }
-        if let shortID, links.values.contains(where: { $0.device?.short == shortID && $0.session != nil }) { return }
-        let isIPv6 = address.hasPrefix("[")
-        let previous = targets.filter { $0.value.origin == .discovered(service: service) && $0.key != address }
-        if isIPv6, previous.contains(where: { !$0.key.hasPrefix("[") }) { return }
-        for (key, target) in previous where target.connection == nil { targets[key] = nil }
-        do {
-            try addTarget(address, origin: .discovered(service: service), hintedShortID: shortID)
-            updateTarget(Self.address(address)?.description ?? address) { $0.retries = 0; $0.nextAttempt = Self.now() }
-        } catch {
-            log.debug("ignoring discovered address \(address): \(error)")
-        }
-        dialDueTargets()
-        reschedule()
-    }
-
-    /// A discovered service went away: stop dialling its addresses (a live session stays).
-    func lost(service: String) {
-        for (key, target) in targets where target.origin == .discovered(service: service) && target.connection == nil {
-            targets[key] = nil
+        guard !stopped, !listenAddresses.isEmpty else { return }
+        for key in targets.keys.sorted() {
+            guard let target = targets[key], wantsDial(key), target.nextAttempt <= now else { continue }
+            let id = environment.newConnectionID()
+            actions.append(.dial(id, target.address, psk: household.key))
+            connections[id] = Connection(id: id, direction: .outbound, remote: key, target: key, state: .dialing(.household))
         }
     }
 
@@ -159,7 +138,7 @@ extension Engine {
 
     /// Every roster device but this one and revoked ones, plus static addresses not yet
     /// identified (`status.peers`).
-    func peerStatuses() -> [PeerStatus] {
+    public func peerStatuses() -> [PeerStatus] {
         let members = roster().filter { $0.id != identity.deviceID && !$0.revoked }
         var statuses = members.map { peerStatus(device: $0.id, name: $0.device.name) }
         let known = Set(members.map(\.id))
@@ -167,20 +146,24 @@ extension Engine {
             if case .discovered = target.origin, target.device == nil { continue }
             statuses.append(PeerStatus(
                 device: target.device?.description, short: target.device?.short, name: nil, address: key,
-                status: target.blocked ? .blocked : (target.connection != nil ? .connecting : .offline), lastSync: nil,
-                lastError: target.lastError, entriesBehind: 0, retries: target.retries, connected: false))
+                status: target.blocked ? .blocked : (connection(forTarget: key) != nil ? .connecting : .offline), lastSync: nil,
+                lastError: target.lastError, lastErrorAt: target.lastErrorAt.map(Self.timestamp), entriesBehind: 0,
+                retries: target.retries, connected: false))
         }
         return statuses.sorted { ($0.name ?? "~", $0.address ?? "") < ($1.name ?? "~", $1.address ?? "") }
     }
+
+    static func timestamp(_ milliseconds: UInt64) -> Timestamp { Timestamp(millisecondsSince1970: Int64(clamping: milliseconds)) }
 
     func peerStatus(device: DeviceID?, name: String? = nil) -> PeerStatus {
         guard let device else {
             return PeerStatus(device: nil, short: nil, name: name, address: nil, status: .offline, lastSync: nil, lastError: nil, entriesBehind: 0, retries: 0, connected: false)
         }
         let record = (try? replica.peers())?.first { $0.peer == device.description }
-        let link = links.values.first { $0.device == device && $0.session != nil }
+        let link = connections.values.first { $0.device == device && $0.isSyncing }
         let target = targets.values.first { $0.device == device }
-        let dialling = targets.values.contains { $0.device == device && $0.connection != nil } || links.values.contains { $0.device == device && $0.session == nil }
+        let dialling = targets.contains { $0.value.device == device && connection(forTarget: $0.key) != nil }
+            || connections.values.contains { $0.device == device && !$0.isSyncing }
         let state: PeerState
         var behind = 0
         if let link, let session = link.session {
@@ -194,18 +177,23 @@ extension Engine {
             state = target?.blocked == true ? .blocked : (dialling ? .connecting : .offline)
         }
         let memberName = name ?? rosterDevice(device)?.device.name
+        // A live session that caught up has no error; else the latest attempt's, then the stored one.
+        let lastError: (message: String, at: UInt64?)? =
+            if link?.caughtUp == true { nil }
+            else if let message = target?.lastError { (message, target?.lastErrorAt) }
+            else if let message = record?.lastError { (message, record?.lastErrorAt) }
+            else { nil }
         return PeerStatus(
             device: device.description, short: device.short, name: link?.deviceName ?? memberName ?? record?.name,
             address: link?.remote ?? target?.address.description ?? record?.address, status: state,
-            lastSync: record?.lastSuccess.map { Timestamp(millisecondsSince1970: Int64($0)) },
-            lastError: link != nil && link!.caughtUp ? nil : (target?.lastError ?? record?.lastError),
+            lastSync: record?.lastSuccess.map(Self.timestamp),
+            lastError: lastError?.message, lastErrorAt: lastError?.at.map(Self.timestamp),
             entriesBehind: behind, retries: target?.retries ?? record?.retries ?? 0, connected: link != nil)
     }
 
     /// Remembers what we know of a peer across restarts.
-    func persistPeer(_ link: Link, error: String?, synced: Bool = false) {
+    func persistPeer(_ link: Connection, error: String?, synced: Bool = false) {
         guard let device = link.device else { return }
-        let now = Self.now()
         let stored: [PeerRecord]
         do {
             stored = try replica.peers()
@@ -221,12 +209,10 @@ extension Engine {
         if link.direction == .outbound { record.address = link.remote }
         record.replica = link.session?.peerHello?.replica ?? record.replica
         record.vector = link.peerVector ?? link.session?.peerHello?.vector ?? record.vector
-        record.status = link.session.map { $0.status(store: replica) } ?? .offline
         if synced {
             record.lastSuccess = now
             record.lastError = nil
             record.retries = 0
-            record.entriesBehind = 0
         }
         if let error {
             record.lastError = error

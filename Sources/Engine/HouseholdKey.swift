@@ -7,14 +7,14 @@ import Synchronization
 /// connection. Kept in `household.key` (mode 0600) next to the device key, never in the
 /// database (which is replicated). Readable from any thread: the network asks for it at each
 /// accept, the engine replaces it after `join`.
-final class HouseholdKey: Sendable {
-    static let fileName = "household.key"
+public final class HouseholdKey: Sendable {
+    public static let fileName = "household.key"
 
     private let current: Mutex<PreSharedKey>
-    let path: String
+    public let path: String
 
     /// Loads the key, or mints one: a new device is a household of one.
-    init(directory: String) throws {
+    public init(directory: String) throws {
         path = directory + "/" + Self.fileName
         if FileManager.default.fileExists(atPath: path) {
             let attributes = try FileManager.default.attributesOfItem(atPath: path)
@@ -34,16 +34,16 @@ final class HouseholdKey: Sendable {
         }
     }
 
-    var key: PreSharedKey { current.withLock { $0 } }
+    public var key: PreSharedKey { current.withLock { $0 } }
 
     /// The household's public name: a hash of the key, so devices can tell households apart
     /// without revealing the key.
-    var householdID: String {
+    public var householdID: String {
         Hex.encode(Sodium.hash256(Array("notesd household id v1".utf8) + key.bytes).bytes.prefix(16))
     }
 
     /// Replaces the key (after joining another household), on disk first.
-    func replace(with key: PreSharedKey) throws {
+    public func replace(with key: PreSharedKey) throws {
         try Self.write(key, to: path)
         current.withLock { $0 = key }
     }
@@ -58,10 +58,10 @@ final class HouseholdKey: Sendable {
 }
 
 /// Failures while setting the engine up, said so a person can fix them.
-enum EngineError: Error, CustomStringConvertible {
+public enum EngineError: Error, CustomStringConvertible {
     case setup(String)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .setup(let message): message
         }

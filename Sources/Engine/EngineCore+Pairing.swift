@@ -14,30 +14,39 @@ struct JoinAttempt {
     var tried: Set<String> = []
     /// True when the user gave no address: discovered devices are tried as they appear.
     let usesDiscovery: Bool
-    var connection: PeerNetwork.ConnectionID?
     let deadline: UInt64
     /// Without an address, how long to wait for discovery to find anyone.
     let discoveryDeadline: UInt64
     var lastFailure: RPCError?
-    let complete: @Sendable (Result<JoinResult, RPCError>) -> Void
+    /// Who is waiting for the answer.
+    let token: EngineCore.RequestToken
 }
 
-extension Engine {
-    static let inviteLifetime: UInt64 = 10 * 60 * 1000
-    static let joinTimeout: UInt64 = 60_000
+/// Why a join connection ended before pairing finished.
+enum JoinConnectionFailure {
+    /// Nobody answered at that address (or it did not resolve).
+    case unreachable(String)
+    /// Something answered but ended the connection (a wrong code fails the handshake).
+    case refused(String)
+}
+
+extension EngineCore {
+    public static let inviteLifetime: UInt64 = 10 * 60 * 1000
+    public static let joinTimeout: UInt64 = 60_000
     static let joinDiscoveryWindow: UInt64 = 10_000
 
     // MARK: - Inviting (the household side)
 
-    func invite() throws -> InviteResult {
+    public func invite() throws -> InviteResult {
         guard removedFromHousehold == nil else { throw notInHousehold }
-        let code = InviteCode.generate()
-        let now = Self.now()
+        guard let code = InviteCode(secret: environment.randomBytes(InviteCode.secretByteCount)) else {
+            throw RPCError.internalError("the random source gave an invite secret of the wrong length")
+        }
         try replica.pruneInvites(now: now)
         try replica.storeInvite(secretID: code.secretID, secret: code.secret, now: now, lifetime: Self.inviteLifetime)
         // Mirror the store, pruned: each inbound handshake tries every key in this list.
         inviteKeys = try Self.inviteKeys(replica)
-        log.info("created an invite code (valid 10 minutes, one use)")
+        log.info("created an invite code (valid \(Self.minutes(Self.inviteLifetime)), one use)")
         return InviteResult(
             code: code.description, expiresAt: Timestamp(millisecondsSince1970: Int64(now + Self.inviteLifetime)),
             addresses: reachableAddresses())
@@ -49,39 +58,36 @@ extension Engine {
         guard let bound = listenAddresses.first else { return [] }
         let wildcard = ["0.0.0.0", "::", "[::]"].contains(bound.host)
         guard wildcard else { return [bound.description] }
-        return InterfaceAddresses.current().map { PeerAddress(host: $0, port: bound.port).description }
+        return environment.interfaceAddresses().map { PeerAddress(host: $0, port: bound.port).description }
     }
 
-    /// A frame on a connection that proved an invite's key: only a join request is expected.
-    func admit(_ frame: Frame, on id: PeerNetwork.ConnectionID, inviteSecretID: String) {
-        guard let link = links[id], let publicKey = link.publicKey else { return }
-        guard case .joinRequest(let name) = frame else {
-            refuse(id, Refusal(.other, "expected a join request on an invite connection"))
+    /// A frame on a connection that proved an invite's key.
+    func admit(_ frame: Frame, on id: PeerNetwork.ConnectionID, _ admission: Pairing.Admission) {
+        guard let link = connections[id], let publicKey = link.publicKey else { return }
+        let name: String
+        switch admission.receive(frame, fallbackName: link.device?.short ?? "device") {
+        case .refuse(let refusal):
+            refuse(id, refusal)
             return
+        case .admit(let given):
+            name = given
         }
-        let cleanName = name.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? (link.device?.short ?? "device") : name
         do {
-            try replica.admit(publicKey: publicKey, name: cleanName, inviteSecretID: inviteSecretID, now: Self.now())
+            try replica.admit(publicKey: publicKey, name: name, inviteSecretID: admission.inviteSecretID, now: now)
         } catch {
             switch error {
-            case .refused(let refusal):
-                let answer = switch refusal {
-                case .unknown: Refusal(.inviteUnknown, "this invite code is not known to the inviting device; ask for a new one with `notesctl invite`")
-                case .expired: Refusal(.inviteExpired, "this invite code has expired (codes last 10 minutes); ask for a new one with `notesctl invite`")
-                case .used: Refusal(.inviteUsed, "this invite code was already used; ask for a new one with `notesctl invite`")
-                }
-                refuse(id, answer)
+            case .refused(let reason):
+                refuse(id, Pairing.Admission.refusal(reason, lifetime: Self.minutes(Self.inviteLifetime)))
             case .failed(let underlying):
-                log.error("cannot admit \(cleanName): \(underlying)")
+                log.error("cannot admit \(name): \(underlying)")
                 refuse(id, Refusal(.other, "the inviting device could not save the new member: \(underlying)"))
             }
             return
         }
-        log.info("pairing: admitted \(cleanName) (\(link.device?.short ?? "?")) to the household")
+        log.info("pairing: admitted \(name) (\(link.device?.short ?? "?")) to the household")
         let members = roster().filter { !$0.revoked }.map { RosterMember(publicKey: $0.device.publicKey, name: $0.device.name) }
-        network.send([.joinAccepted(householdKey: household.key.bytes, roster: members)], on: id)
-        network.close(id, reason: "pairing done")
-        links[id]?.purpose = .sync
+        send([Pairing.Admission.accepted(householdKey: household.key, roster: members)], on: id)
+        close(id, reason: "pairing done")
         publish(replica.lastChanges, origin: .local)
         rosterChanged()
         localChange()
@@ -89,7 +95,9 @@ extension Engine {
 
     // MARK: - Joining (the new device's side)
 
-    func startJoin(_ params: JoinParams, complete: @escaping @Sendable (Result<JoinResult, RPCError>) -> Void) {
+    /// `join`: pair with the inviting device; the answer comes as `Action.reply(token, .join)`.
+    public func startJoin(_ params: JoinParams, token: RequestToken) {
+        let complete: (Result<JoinResult, RPCError>) -> Void = { self.actions.append(.reply(token, .join($0))) }
         let code: InviteCode
         do {
             code = try InviteCode(parsing: params.code)
@@ -112,18 +120,16 @@ extension Engine {
         } else {
             candidates = targets.values.filter { if case .discovered = $0.origin { true } else { false } }.map(\.address)
         }
-        let now = Self.now()
         let id = (joinAttempts.keys.max() ?? 0) + 1
         joinAttempts[id] = JoinAttempt(
             id: id, code: code, candidates: candidates, usesDiscovery: params.address == nil, deadline: now + Self.joinTimeout,
-            discoveryDeadline: now + Self.joinDiscoveryWindow, complete: complete)
+            discoveryDeadline: now + Self.joinDiscoveryWindow, token: token)
         tryNextJoinCandidate(id)
-        reschedule()
     }
 
     /// Dials the next untried address for a join; fails it when nothing is left to try.
     func tryNextJoinCandidate(_ id: JoinAttempt.ID) {
-        guard var attempt = joinAttempts[id], attempt.connection == nil else { return }
+        guard var attempt = joinAttempts[id], connection(forJoin: id) == nil else { return }
         if attempt.usesDiscovery {
             let fresh = targets.values.filter { if case .discovered = $0.origin { true } else { false } }.map(\.address)
             for address in fresh where !attempt.tried.contains(address.description) && !attempt.candidates.contains(address) {
@@ -132,15 +138,15 @@ extension Engine {
         }
         guard let next = attempt.candidates.first else {
             joinAttempts[id] = attempt
-            if !attempt.usesDiscovery || Self.now() >= attempt.discoveryDeadline { finishJoin(id, .failure(joinFailure(attempt))) }
+            if !attempt.usesDiscovery || now >= attempt.discoveryDeadline { finishJoin(id, .failure(joinFailure(attempt))) }
             return
         }
         attempt.candidates.removeFirst()
         attempt.tried.insert(next.description)
-        let connection = network.dial(next, psk: attempt.code.pskForPairing)
-        attempt.connection = connection
+        let connection = environment.newConnectionID()
+        actions.append(.dial(connection, next, psk: attempt.code.pskForPairing))
         joinAttempts[id] = attempt
-        links[connection] = Link(id: connection, direction: .outbound, remote: next.description, purpose: .joining(id))
+        connections[connection] = Connection(id: connection, direction: .outbound, remote: next.description, state: .dialing(.join(id)))
         log.info("pairing: trying \(next) with the invite code")
     }
 
@@ -154,19 +160,20 @@ extension Engine {
         return RPCError(code: .pairingFailed, message: "no device accepted this invite code; check the code, or ask for a new one with `notesctl invite`")
     }
 
-    func joinEstablished(_ id: PeerNetwork.ConnectionID, attempt: JoinAttempt.ID) {
-        network.send([.joinRequest(deviceName: settings.deviceName)], on: id)
+    /// The connection of join attempt `id`, while one is open.
+    func connection(forJoin id: JoinAttempt.ID) -> PeerNetwork.ConnectionID? {
+        connections.values.first { $0.joinAttempt == id }?.id
     }
 
-    func joinReceived(_ frame: Frame, on id: PeerNetwork.ConnectionID, attempt attemptID: JoinAttempt.ID) {
+    func joinReceived(_ frame: Frame, on id: PeerNetwork.ConnectionID, _ join: Pairing.Join) {
+        let attemptID = join.attempt
         guard let attempt = joinAttempts[attemptID] else { return }
-        switch frame {
-        case .joinAccepted(let key, let members):
-            guard let householdKey = PreSharedKey(bytes: key) else { return }
-            let inviter = links[id]?.remote
+        switch join.receive(frame) {
+        case .accepted(let householdKey, let members):
+            let inviter = connections[id]?.remote
             do {
                 try household.replace(with: householdKey)
-                let now = Self.now()
+                announceKeys()
                 // Even if a later step fails, what was added is committed: read it again.
                 defer { cachedRoster = nil }
                 for member in members where member.publicKey != identity.publicKey.bytes {
@@ -181,34 +188,29 @@ extension Engine {
                 return
             }
             log.info("pairing: joined household \(household.householdID.prefix(8)) through \(inviter ?? "?")")
-            network.close(id, reason: "pairing done")
-            links[id]?.purpose = .sync
-            joinAttempts[attemptID]?.connection = nil
+            close(id, reason: "pairing done")
             acceptedByHousehold()
             let result = JoinResult(household: householdInfo(), devices: deviceInfos())
             finishJoin(attemptID, .success(result))
             rosterChanged()
-        case .refuse(let refusal):
-            let error: RPCError = switch refusal.code {
-            case .inviteExpired: RPCError(code: .inviteExpired, message: refusal.message)
-            case .inviteUsed: RPCError(code: .inviteUsed, message: refusal.message)
-            default: RPCError(code: .pairingFailed, message: refusal.message)
-            }
+        case .refused(let error):
             joinAttempts[attemptID]?.lastFailure = error
             finishJoin(attemptID, .failure(error))
-        default:
+        case .ignored:
             break
         }
     }
 
     /// The join connection ended; if pairing did not finish, try the next candidate.
-    func joinClosed(_ attemptID: JoinAttempt.ID, reason: String?) {
+    func joinClosed(_ attemptID: JoinAttempt.ID, failure: JoinConnectionFailure?) {
         guard var attempt = joinAttempts[attemptID] else { return }
-        attempt.connection = nil
-        if let reason, attempt.lastFailure == nil || attempt.lastFailure?.code == .peerUnreachable {
-            attempt.lastFailure = reason.contains("cannot connect") || reason.contains("cannot reach")
-                ? RPCError(code: .peerUnreachable, message: "\(reason); check the address and that notesd runs there", encoding: UnreachableData(address: attempt.tried.sorted().last))
-                : RPCError(code: .pairingFailed, message: "the inviting device did not accept this code (\(reason)); check the code, or ask for a new one with `notesctl invite`")
+        if let failure, attempt.lastFailure == nil || attempt.lastFailure?.code == .peerUnreachable {
+            attempt.lastFailure = switch failure {
+            case .unreachable(let reason):
+                RPCError(code: .peerUnreachable, message: "\(reason); check the address and that notesd runs there", encoding: UnreachableData(address: attempt.tried.sorted().last))
+            case .refused(let reason):
+                RPCError(code: .pairingFailed, message: "the inviting device did not accept this code (\(reason)); check the code, or ask for a new one with `notesctl invite`")
+            }
         }
         joinAttempts[attemptID] = attempt
         tryNextJoinCandidate(attemptID)
@@ -216,60 +218,31 @@ extension Engine {
 
     func finishJoin(_ id: JoinAttempt.ID, _ result: Result<JoinResult, RPCError>) {
         guard let attempt = joinAttempts.removeValue(forKey: id) else { return }
-        if let connection = attempt.connection, case .failure = result { network.close(connection, reason: "join abandoned") }
-        attempt.complete(result)
+        if let connection = connection(forJoin: id), case .failure = result { close(connection, reason: "join abandoned") }
+        actions.append(.reply(attempt.token, .join(result)))
     }
 
-    func expireJoins(now: UInt64) {
-        for (id, attempt) in joinAttempts {
+    func expireJoins() {
+        for id in joinAttempts.keys.sorted() {
+            guard let attempt = joinAttempts[id] else { continue }
             if now >= attempt.deadline {
-                finishJoin(id, .failure(RPCError(code: .timeout, message: "pairing did not finish within 60 s; check that the inviting device is running and reachable")))
-            } else if attempt.connection == nil {
+                finishJoin(id, .failure(RPCError(code: .timeout, message: "pairing did not finish within \(Self.seconds(Self.joinTimeout)); check that the inviting device is running and reachable")))
+            } else if connection(forJoin: id) == nil {
                 tryNextJoinCandidate(id)
             }
         }
     }
 }
 
-/// The addresses of this machine's network interfaces, best first for an invite.
-enum InterfaceAddresses {
-    static func current() -> [String] {
-        var list: UnsafeMutablePointer<ifaddrs>?
-        guard getifaddrs(&list) == 0, let first = list else { return [] }
-        defer { freeifaddrs(list) }
-        var v4: [String] = [], v6: [String] = [], loopback: [String] = []
-        var cursor: UnsafeMutablePointer<ifaddrs>? = first
-        while let entry = cursor {
-            defer { cursor = entry.pointee.ifa_next }
-            guard let address = entry.pointee.ifa_addr, entry.pointee.ifa_flags & UInt32(IFF_UP) != 0 else { continue }
-            let family = Int32(address.pointee.sa_family)
-            guard family == AF_INET || family == AF_INET6 else { continue }
-            var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-            let length = socklen_t(family == AF_INET6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
-            guard getnameinfo(address, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 else { continue }
-            let text = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if entry.pointee.ifa_flags & UInt32(IFF_LOOPBACK) != 0 {
-                loopback.append(text)
-            } else if family == AF_INET {
-                v4.append(text)
-            } else if !text.hasPrefix("fe80") {
-                v6.append(text)
-            }
-        }
-        return v4 + v6 + loopback
-    }
-}
-
-extension Engine {
+extension EngineCore {
     // MARK: - Removal of this device
 
     static let rejoinAdvice = "its notes stay here; to sync again, run `notesctl invite` on a household device and `notesctl join CODE` here"
 
     /// A household device refused this one as removed: remember it, so `status` shows no
     /// household and `invite`/`sync` explain why, until a household device accepts it again.
-    func removedBy(_ link: Link) {
+    func removedBy(_ link: Connection) {
         guard removedFromHousehold == nil else { return }
-        let now = Self.now()
         do {
             try replica.setRemovedFromHousehold(true, now: now)
         } catch {
@@ -283,7 +256,7 @@ extension Engine {
     func acceptedByHousehold() {
         guard removedFromHousehold != nil else { return }
         do {
-            try replica.setRemovedFromHousehold(false, now: Self.now())
+            try replica.setRemovedFromHousehold(false, now: now)
         } catch {
             log.error("cannot record that this device is in a household again: \(error)")
         }

@@ -1,12 +1,13 @@
 import Control
 import Discovery
+import Engine
 import Foundation
 import Peer
 
-/// Where peers come from (docs/discovery.md): static addresses (`--peer`, `notesctl connect`) and,
-/// unless `--no-mdns`, Avahi. Both are `PeerSource`s; their events land on the engine's queue
-/// and become dial targets.
-extension Engine {
+/// Where peers come from (docs/discovery.md): static addresses (`--peer`, `notesctl connect`)
+/// and, unless `--no-mdns`, Avahi. Both are `PeerSource`s; their events reach the engine's
+/// queue through `thread` and go to the core as discovery inputs.
+extension EngineShell {
     enum SourceKind {
         case configured
         case mdns
@@ -14,16 +15,16 @@ extension Engine {
 
     /// Starts the static source and, when enabled, Avahi. Runs on `queue`.
     func startSources(mdns: Bool) {
-        guard let port = listenPort else { return }
+        guard let port = core.listenPort else { return }
         let advertisement: Advertisement
         do {
-            advertisement = try Advertisement(port: port, deviceID: identity.deviceID.short)
+            advertisement = try Advertisement(port: port, deviceID: core.identity.deviceID.short)
         } catch {
             log.error("cannot advertise this device: \(error)")
             return
         }
         var endpoints: [PeerEndpoint] = []
-        for text in settings.staticPeers + ((try? replica.staticPeers()) ?? []) {
+        for text in core.staticPeerAddresses(configured: settings.staticPeers) {
             do {
                 endpoints.append(try PeerEndpoint(parsing: text))
             } catch {
@@ -32,16 +33,16 @@ extension Engine {
         }
         let configured = StaticPeers(endpoints)
         configured.start(advertising: advertisement) { [weak self] event in
-            guard let engine = self else { return }
-            engine.thread.post { engine.sourceEvent(event, from: .configured) }
+            guard let shell = self else { return }
+            shell.thread.post { shell.sourceEvent(event, from: .configured) }
         }
         sources.append(configured)
         guard mdns else { return }
-        discovery = DiscoveryStatus(state: .starting, reason: nil)
+        input { $0.discoveryStateChanged(DiscoveryStatus(state: .starting, reason: nil), now: $1) }
         let avahi = AvahiDiscovery(log: { [log] message in log.debug("discovery: \(message)") })
         avahi.start(advertising: advertisement) { [weak self] event in
-            guard let engine = self else { return }
-            engine.thread.post { engine.sourceEvent(event, from: .mdns) }
+            guard let shell = self else { return }
+            shell.thread.post { shell.sourceEvent(event, from: .mdns) }
         }
         sources.append(avahi)
     }
@@ -52,7 +53,6 @@ extension Engine {
     }
 
     private func sourceEvent(_ event: DiscoveryEvent, from kind: SourceKind) {
-        guard !stopped else { return }
         switch event {
         case .state(let state):
             guard kind == .mdns else { return }
@@ -62,23 +62,21 @@ extension Engine {
             case .running: DiscoveryStatus(state: .running, reason: state.description)
             case .unavailable(let reason): DiscoveryStatus(state: .unavailable, reason: reason)
             }
-            if status != discovery { log.info("discovery: \(state.description)") }
-            discovery = status
+            input { $0.discoveryStateChanged(status, now: $1) }
         case .found(let peer):
             switch kind {
             case .configured:
                 let address = Peer.PeerAddress(host: peer.hostName, port: peer.port).description
-                try? addTarget(address, origin: .configured)
-                dialDueTargets()
+                input { $0.staticPeerFound(address, now: $1) }
             case .mdns:
                 guard let best = peer.addresses.sorted().first else { return }
                 let host = best.interfaceIndex.map { "\(best.ip)%\($0)" } ?? best.ip
-                discovered(address: Peer.PeerAddress(host: host, port: peer.port).description, shortID: peer.deviceID, service: peer.serviceName)
-                for attempt in joinAttempts.keys { tryNextJoinCandidate(attempt) }
+                let address = Peer.PeerAddress(host: host, port: peer.port).description
+                input { $0.serviceAppeared(address: address, shortID: peer.deviceID, service: peer.serviceName, now: $1) }
             }
         case .lost(let service):
-            if kind == .mdns { lost(service: service) }
+            guard kind == .mdns else { return }
+            input { $0.serviceGone(service, now: $1) }
         }
-        reschedule()
     }
 }

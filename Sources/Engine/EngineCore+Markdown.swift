@@ -4,8 +4,8 @@ import Merge
 import Peer
 
 /// Bodies sent and read in Markdown or text (docs/control-protocol.md, "Body formats";
-/// docs/markdown.md). The handlers in Engine+Control call only these.
-extension Engine {
+/// docs/markdown.md). The handlers in EngineCore+Control call only these.
+extension EngineCore {
     /// A `notes.create` body: `html`, or `body` in `format`.
     static func createBody(_ params: NoteCreateParams) throws -> [Block] {
         try checkBodyMembers(html: params.html, body: params.body, format: params.format)
@@ -77,7 +77,7 @@ extension Engine {
 
     /// `markdown.parse`: the front matter of a Markdown file, read with libyaml. Touches no
     /// state; a malformed front matter is `invalidParams` naming the line and the problem.
-    static func markdownParse(_ params: MarkdownParseParams) throws -> MarkdownParseResult {
+    public static func markdownParse(_ params: MarkdownParseParams) throws -> MarkdownParseResult {
         let (yaml, body) = FrontMatterBlock.split(params.text)
         guard let yaml else { return MarkdownParseResult(hasFrontMatter: false, body: body) }
         let fields: FrontMatter
@@ -90,7 +90,7 @@ extension Engine {
 
     /// `notes.createMany`: every note checked and converted first (a bad one gets its error,
     /// the rest go ahead), then all created in one transaction, one commit, one push.
-    func notesCreateMany(_ params: NotesCreateManyParams) throws -> [NoteCreateOutcome] {
+    public func notesCreateMany(_ params: NotesCreateManyParams) throws -> [NoteCreateOutcome] {
         typealias Prepared = (index: Int, body: [Block], folder: FolderID?, tags: Set<String>, created: UInt64?, modified: UInt64?)
         var outcomes = [NoteCreateOutcome](repeating: NoteCreateOutcome(), count: params.notes.count)
         var prepared: [Prepared] = []
@@ -107,15 +107,21 @@ extension Engine {
                 outcomes[index].error = rpcError(error)
             }
         }
-        let now = Self.now()
-        let ids = try replica.inOneTransaction {
-            try prepared.map { entry in
-                let note = params.notes[entry.index]
-                return try replica.createNote(
-                    title: note.title, body: entry.body, folder: entry.folder, tags: entry.tags, pinned: note.pinned ?? false,
-                    color: note.color, created: entry.created, modified: entry.modified, now: now)
+        let now = self.now
+        let create = {
+            try self.replica.inOneTransaction {
+                try prepared.map { entry in
+                    let note = params.notes[entry.index]
+                    return try self.replica.createNote(
+                        title: note.title, body: entry.body, folder: entry.folder, tags: entry.tags, pinned: note.pinned ?? false,
+                        color: note.color, created: entry.created, modified: entry.modified, now: now)
+                }
             }
         }
+        // A batch as large as a catch-up's is indexed for search as a catch-up's is: after
+        // it, in steps (EngineCore+SearchIndex), so an import pays for its notes, not their index.
+        let ids = prepared.count >= Replica.bulkBatchThreshold ? try replica.deferringSearchIndex(create) : try create()
+        searchIndexBacklog = try replica.notesAwaitingSearchIndex
         if !ids.isEmpty { committed(.local) }
         // Each summary costs what it touches (its id's neighbours, its folder's path), not the
         // library (docs/benchmarks.md, "Cost that grows with the library").

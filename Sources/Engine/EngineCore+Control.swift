@@ -5,18 +5,19 @@ import Peer
 
 /// The control methods (docs/control-protocol.md), run on the engine's queue. Each mutation
 /// is one replica transaction, then its events are published and it is pushed to peers.
-extension Engine {
+extension EngineCore {
     // MARK: - Errors
 
     /// Turns any failure into the control protocol's error, with a message naming what to do.
-    func rpcError(_ error: any Error) -> RPCError {
+    public func rpcError(_ error: any Error) -> RPCError {
         switch error {
         case let error as RPCError: return error
         case let error as ReplicaError:
             switch error {
             case .notFound(let kind, let id): return .notFound(Self.controlKind(kind), id.description)
             case .invalid(let message): return RPCError(code: .invalidOperation, message: message)
-            case .corrupt: return RPCError(code: .databaseError, message: error.description, encoding: DatabaseErrorData(sqliteCode: 11))
+            case .corrupt: return RPCError(code: .databaseError, message: error.description, encoding: DatabaseErrorData(sqliteCode: SQLiteError.corruptCode))
+            case .unknownBaseRevision: return .invalidParams(error.description)
             }
         case let error as SQLiteError:
             return RPCError(
@@ -27,7 +28,7 @@ extension Engine {
         }
     }
 
-    static func controlKind(_ kind: Peer.RecordKind) -> Control.RecordKind {
+    public static func controlKind(_ kind: RecordKind) -> ReferenceKind {
         switch kind {
         case .note: .note
         case .folder: .folder
@@ -39,7 +40,7 @@ extension Engine {
 
     /// Resolves a note reference: a full id, or a unique prefix of ≥ 4 hex digits (dashes and
     /// case ignored).
-    func resolveNote(_ reference: String) throws -> NoteID {
+    public func resolveNote(_ reference: String) throws -> NoteID {
         if let id = RecordID(reference.lowercased()), try replica.noteExists(id) { return id }
         let wanted = Self.hexDigits(reference)
         guard wanted.count >= 4, wanted.count == reference.filter({ $0 != "-" }).count else {
@@ -59,7 +60,7 @@ extension Engine {
 
     /// Resolves a folder reference: id, then path, then id prefix. `""` and `"/"` are the root
     /// (returned as nil).
-    func resolveFolder(_ reference: String?) throws -> FolderID? {
+    public func resolveFolder(_ reference: String?) throws -> FolderID? {
         guard let reference, reference != "", reference != "/" else { return nil }
         // Reads the folders the reference can name (by id, by last path name, by id range)
         // and their ancestors, never the notes.
@@ -83,7 +84,7 @@ extension Engine {
     }
 
     /// The shortest prefix of each id (canonical text) unique among `ids`, at least 8 characters.
-    static func shortForms(_ ids: [String]) -> [String: String] {
+    public static func shortForms(_ ids: [String]) -> [String: String] {
         let sorted = ids.sorted()
         var result: [String: String] = [:]
         for (index, id) in sorted.enumerated() {
@@ -101,17 +102,23 @@ extension Engine {
 
     // MARK: - Notes
 
-    /// Summaries of a whole listing: short forms among every note id, paths of every folder
-    /// (no note counts).
-    func noteSummaries(_ notes: [Peer.NoteSummary]) throws -> [Control.NoteSummary] {
-        noteSummaries(
+    /// Up to this many notes, summaries are built note by note (`pagedNoteSummaries`), above
+    /// it from every note id at once: an empty Trash or a search's hits must not cost a read
+    /// of the whole library.
+    static let summariesNoteByNote = 500
+
+    /// Summaries of a listing: short forms among every note id, paths of every folder (no
+    /// note counts); a short listing reads only its own notes' neighbours.
+    func noteSummaries(_ notes: [NoteRow]) throws -> [Control.NoteSummary] {
+        guard notes.count > Self.summariesNoteByNote else { return try pagedNoteSummaries(notes) }
+        return noteSummaries(
             notes, shortForms: Self.shortForms(try replica.noteIDs().map(\.description)),
             paths: try replica.folderPaths().mapValues { $0.joined(separator: "/") })
     }
 
     /// Summaries of a page: each short form from the note's id neighbours, each path from its
     /// folder's ancestors, so the page costs its own notes.
-    func pagedNoteSummaries(_ notes: [Peer.NoteSummary]) throws -> [Control.NoteSummary] {
+    func pagedNoteSummaries(_ notes: [NoteRow]) throws -> [Control.NoteSummary] {
         var shorts: [String: String] = [:]
         var paths: [FolderID: String] = [:]
         for note in notes {
@@ -122,7 +129,7 @@ extension Engine {
         return noteSummaries(notes, shortForms: shorts, paths: paths)
     }
 
-    func noteSummaries(_ notes: [Peer.NoteSummary], shortForms shorts: [String: String], paths: [FolderID: String]) -> [Control.NoteSummary] {
+    func noteSummaries(_ notes: [NoteRow], shortForms shorts: [String: String], paths: [FolderID: String]) -> [Control.NoteSummary] {
         notes.map { note in
             Control.NoteSummary(
                 id: note.id.description, short: shorts[note.id.description] ?? String(note.id.description.prefix(8)),
@@ -135,18 +142,20 @@ extension Engine {
 
     /// One note's summary, reading only that note, its id neighbours (for the short id) and
     /// its folder's ancestors (for the path).
-    func noteSummary(_ id: NoteID) throws -> Control.NoteSummary {
+    public func noteSummary(_ id: NoteID) throws -> Control.NoteSummary {
         guard let note = try replica.noteSummary(id) else { throw RPCError.notFound(.note, id.description) }
         return try pagedNoteSummaries([note])[0]
     }
 
     static let listPageLimit = 10_000
 
-    func notesList(_ params: NotesListParams) throws -> [Control.NoteSummary] {
+    public func notesList(_ params: NotesListParams) throws -> [Control.NoteSummary] {
         var filter = NoteFilter(trashed: params.trashed ?? false, conflictCopies: params.conflicts, pinned: params.pinned, text: params.query)
         if let folder = params.folder { filter.folder = .some(try resolveFolder(folder)) }
         filter.tag = params.tag
-        guard params.limit != nil || params.after != nil else { return try noteSummaries(try replica.listNotes(filter)) }
+        // The whole listing through the listing-order index too: it reads the notes it lists
+        // (an empty Trash reads none), not every note to filter them.
+        guard params.limit != nil || params.after != nil else { return try noteSummaries(try replica.listNotes(filter, limit: .max, after: nil)) }
         let limit = params.limit ?? Self.listPageLimit
         guard (1...Self.listPageLimit).contains(limit) else {
             throw RPCError.invalidParams("params.limit must be between 1 and \(Self.listPageLimit)")
@@ -160,7 +169,7 @@ extension Engine {
         return try pagedNoteSummaries(try replica.listNotes(filter, limit: limit, after: after))
     }
 
-    func notesGet(_ params: NoteGetParams) throws -> NoteDocument {
+    public func notesGet(_ params: NoteGetParams) throws -> NoteDocument {
         let id = try resolveNote(params.id)
         guard let note = try replica.note(id) else { throw RPCError.notFound(.note, params.id) }
         let format = params.format ?? .html
@@ -178,19 +187,19 @@ extension Engine {
         return result
     }
 
-    func notesCreate(_ params: NoteCreateParams) throws -> Control.NoteSummary {
+    public func notesCreate(_ params: NoteCreateParams) throws -> Control.NoteSummary {
         let folder = try resolveFolder(params.folder)
         let tags = try Self.cleanTags(params.tags)
         if let color = params.color, color.isEmpty { throw RPCError.invalidParams("params.color must not be empty (leave it out for no colour)") }
         let times = try Self.createTimes(params)
         let id = try replica.createNote(
             title: params.title, body: try Self.createBody(params), folder: folder, tags: tags, pinned: params.pinned ?? false,
-            color: params.color, created: times.created, modified: times.modified, now: Self.now())
+            color: params.color, created: times.created, modified: times.modified, now: now)
         committed(.local)
         return try noteSummary(id)
     }
 
-    func notesUpdate(_ params: NoteUpdateParams) throws -> Control.NoteSummary {
+    public func notesUpdate(_ params: NoteUpdateParams) throws -> Control.NoteSummary {
         let id = try resolveNote(params.id)
         var edit = NoteEdit(title: params.title, pinned: params.pinned)
         switch params.folder {
@@ -213,18 +222,14 @@ extension Engine {
             }
         }
         edit.body = try updateBody(params, id: id, baseHeads: base)
-        do {
-            try replica.editNote(id, edit, basedOn: base, now: Self.now())
-        } catch ReplicaError.invalid(let message) where message.contains("baseHeads") {
-            throw RPCError.invalidParams(message)
-        }
+        try replica.editNote(id, edit, basedOn: base, now: now)
         committed(.local)
         return try noteSummary(id)
     }
 
-    func notesTrash(_ params: NoteReference, trashed: Bool) throws -> Control.NoteSummary {
+    public func notesTrash(_ params: NoteReference, trashed: Bool) throws -> Control.NoteSummary {
         let id = try resolveNote(params.id)
-        try replica.editNote(id, NoteEdit(trashed: trashed), now: Self.now())
+        try replica.editNote(id, NoteEdit(trashed: trashed), now: now)
         committed(.local)
         return try noteSummary(id)
     }
@@ -240,14 +245,14 @@ extension Engine {
     }
 
     /// After a local commit: events for watchers, and push to every connected peer.
-    func committed(_ origin: ChangeOrigin) {
+    public func committed(_ origin: ChangeOrigin) {
         publish(replica.lastChanges, origin: origin)
         localChange()
     }
 
     // MARK: - Folders
 
-    func folderInfos() throws -> [FolderInfo] {
+    public func folderInfos() throws -> [FolderInfo] {
         let folders = try replica.listFolders()
         let shorts = Self.shortForms(folders.map(\.id.description))
         return folders.map { folder in
@@ -281,36 +286,36 @@ extension Engine {
         }
     }
 
-    func foldersCreate(_ params: FolderCreateParams) throws -> FolderInfo {
+    public func foldersCreate(_ params: FolderCreateParams) throws -> FolderInfo {
         let name = try Self.cleanFolderName(params.name)
         let parent = try resolveFolder(params.parent)
         try requireNoSibling(named: name, in: parent)
-        let id = try replica.createFolder(name: name, parent: parent, now: Self.now())
+        let id = try replica.createFolder(name: name, parent: parent, now: now)
         committed(.local)
         return try folderInfo(id)
     }
 
-    func foldersRename(_ params: FolderRenameParams) throws -> FolderInfo {
+    public func foldersRename(_ params: FolderRenameParams) throws -> FolderInfo {
         guard let id = try resolveFolder(params.folder) else { throw RPCError(code: .invalidOperation, message: "the top level cannot be renamed") }
         let name = try Self.cleanFolderName(params.name)
         let parent = try replica.folderSummary(id)?.parent
         try requireNoSibling(named: name, in: parent, except: id)
-        try replica.renameFolder(id, to: name, now: Self.now())
+        try replica.renameFolder(id, to: name, now: now)
         committed(.local)
         return try folderInfo(id)
     }
 
-    func foldersMove(_ params: FolderMoveParams) throws -> FolderInfo {
+    public func foldersMove(_ params: FolderMoveParams) throws -> FolderInfo {
         guard let id = try resolveFolder(params.folder) else { throw RPCError(code: .invalidOperation, message: "the top level cannot be moved") }
         let parent = try resolveFolder(params.parent)
         let name = try replica.folder(id)?.name ?? ""
         try requireNoSibling(named: name, in: parent, except: id)
-        try replica.moveFolder(id, to: parent, now: Self.now())
+        try replica.moveFolder(id, to: parent, now: now)
         committed(.local)
         return try folderInfo(id)
     }
 
-    func foldersDelete(_ params: FolderDeleteParams) throws -> FolderDeleteResult {
+    public func foldersDelete(_ params: FolderDeleteParams) throws -> FolderDeleteResult {
         guard let id = try resolveFolder(params.folder) else { throw RPCError(code: .invalidOperation, message: "the top level cannot be deleted") }
         let info = try folderInfo(id)
         let subfolders = try replica.subfolders(of: id).count
@@ -320,20 +325,20 @@ extension Engine {
                 message: "\"\(info.path)\" holds \(info.noteCount) note(s) and \(subfolders) folder(s); move them first, or pass --force to delete it anyway (its notes go to Uncategorized)",
                 encoding: FolderNotEmptyData(id: info.id, path: info.path, notes: info.noteCount, folders: subfolders))
         }
-        try replica.deleteFolder(id, now: Self.now())
+        try replica.deleteFolder(id, now: now)
         committed(.local)
         return FolderDeleteResult(id: info.id, path: info.path, notes: info.noteCount, folders: subfolders)
     }
 
     // MARK: - Devices and status
 
-    func householdInfo() -> HouseholdInfo {
+    public func householdInfo() -> HouseholdInfo {
         let id = household.householdID
         // This device counts while it is a member, even before a re-admission syncs in.
         return HouseholdInfo(id: id, short: String(id.prefix(8)), deviceCount: roster().filter { !$0.revoked || $0.id == identity.deviceID }.count)
     }
 
-    func deviceInfos() -> [DeviceInfo] {
+    public func deviceInfos() -> [DeviceInfo] {
         let members = roster()
         let shorts = Self.shortForms(members.map(\.id.description))
         let infos = members.map { member in
@@ -345,7 +350,7 @@ extension Engine {
         return infos.sorted { ($0.isSelf ? 0 : 1, $0.name, $0.id) < ($1.isSelf ? 0 : 1, $1.name, $1.id) }
     }
 
-    func devicesRemove(_ params: DeviceRemoveParams) throws -> DeviceInfo {
+    public func devicesRemove(_ params: DeviceRemoveParams) throws -> DeviceInfo {
         // A device name (any case) or an id prefix; when they name different devices (a short
         // name can spell the start of another's id), the reference is ambiguous.
         let wanted = params.device.uppercased().filter { $0.isLetter || $0.isNumber }
@@ -361,7 +366,7 @@ extension Engine {
         guard member.id != identity.deviceID else {
             throw RPCError(code: .invalidOperation, message: "this device cannot remove itself; remove it from another device of the household")
         }
-        try replica.revokeDevice(member.record, now: Self.now())
+        try replica.revokeDevice(member.record, now: now)
         log.info("removed device \(member.device.name) (\(member.id.short)) from the household")
         committed(.local)
         rosterChanged()
@@ -369,23 +374,24 @@ extension Engine {
         return info
     }
 
-    func status() throws -> StatusResult {
+    public func status() throws -> StatusResult {
         StatusResult(
             version: NotesVersion.string, started: Timestamp(millisecondsSince1970: Int64(started)),
-            device: Control.DeviceIdentity(id: identity.deviceID.description, short: identity.deviceID.short, name: settings.deviceName),
+            device: DeviceLabel(id: identity.deviceID.description, short: identity.deviceID.short, name: settings.deviceName),
             household: removedFromHousehold == nil ? householdInfo() : nil, listen: listenAddresses.map(\.description), controlSocket: settings.controlSocket,
             dataDir: settings.dataDirectory, discovery: discovery, peers: peerStatuses(),
             counters: SyncCounters(
                 entriesSent: counters.entriesSent, entriesReceived: counters.entriesReceived,
                 conflictCopiesCreated: counters.conflictCopiesCreated, failedConnections: counters.failedConnections,
                 syncLagMs: counters.lag),
-            noteCount: try replica.noteCount)
+            noteCount: try replica.noteCount, notesToIndex: try notesToIndex())
     }
 
     // MARK: - Sync, connect, watch
 
     /// `sync`: redial everyone now and push; with `wait`, answer once caught up.
-    func startSync(_ params: SyncParams, complete: @escaping @Sendable (Result<SyncResult, RPCError>) -> Void) {
+    public func startSync(_ params: SyncParams, token: RequestToken) {
+        let complete: (Result<SyncResult, RPCError>) -> Void = { self.actions.append(.reply(token, .sync($0))) }
         let timeout = params.timeoutMs ?? 30_000
         guard (1...86_400_000).contains(timeout) else {
             complete(.failure(.invalidParams("params.timeoutMs must be between 1 and 86400000")))
@@ -395,19 +401,19 @@ extension Engine {
             complete(.failure(notInHousehold))
             return
         }
-        for key in targets.keys { updateTarget(key) { $0.retries = 0; $0.nextAttempt = Self.now() } }
+        for key in targets.keys { updateTarget(key) { $0.retries = 0; $0.nextAttempt = now } }
         dialDueTargets()
         localChange()
         guard params.wait else {
             complete(.success(syncResult()))
             return
         }
-        syncWaiters.append(SyncWaiter(deadline: Self.now() + UInt64(timeout), complete: complete))
+        syncWaiters.append(SyncWaiter(deadline: now + UInt64(timeout), token: token))
         checkSyncWaiters()
-        reschedule()
     }
 
-    func startConnect(_ params: ConnectParams, complete: @escaping @Sendable (Result<PeerStatus, RPCError>) -> Void) {
+    public func startConnect(_ params: ConnectParams, token: RequestToken) {
+        let complete: (Result<PeerStatus, RPCError>) -> Void = { self.actions.append(.reply(token, .connect($0))) }
         guard let address = Self.address(params.address) else {
             complete(.failure(.invalidParams("\"\(params.address)\" is not a host:port address (IPv6 in brackets: [fe80::1%eth0]:7479)")))
             return
@@ -428,14 +434,8 @@ extension Engine {
             complete(.failure(rpcError(error)))
             return
         }
-        updateTarget(key) { $0.retries = 0; $0.nextAttempt = Self.now(); $0.blocked = false }
-        connectWaiters.append(ConnectWaiter(target: key, deadline: Self.now() + Self.connectTimeout, isNew: isNew, complete: complete))
+        updateTarget(key) { $0.retries = 0; $0.nextAttempt = now; $0.blocked = false }
+        connectWaiters.append(ConnectWaiter(target: key, deadline: now + Self.connectTimeout, isNew: isNew, token: token))
         dialDueTargets()
-        reschedule()
-    }
-
-    func watch(_ sink: WatchSink) -> WatchResult {
-        watchers.add(sink)
-        return WatchResult(events: Self.eventTypes)
     }
 }

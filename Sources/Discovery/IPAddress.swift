@@ -2,7 +2,7 @@ import Glibc
 
 /// One numeric IP address of a peer. IPv6 link-local addresses (fe80::/10) carry the index of
 /// the interface they were seen on, because they mean nothing without it.
-public struct PeerAddress: Sendable, Hashable, Comparable, CustomStringConvertible {
+public struct IPAddress: Sendable, Hashable, Comparable, CustomStringConvertible {
     public enum Family: Int, Sendable, Hashable, Comparable {
         case ipv4 = 4
         case ipv6 = 6
@@ -57,7 +57,7 @@ public struct PeerAddress: Sendable, Hashable, Comparable, CustomStringConvertib
         if let interfaceIndex { "\(ip)%\(interfaceIndex)" } else { ip }
     }
 
-    public static func < (lhs: PeerAddress, rhs: PeerAddress) -> Bool {
+    public static func < (lhs: IPAddress, rhs: IPAddress) -> Bool {
         (lhs.family, lhs.ip, lhs.interfaceIndex ?? -1) < (rhs.family, rhs.ip, rhs.interfaceIndex ?? -1)
     }
 
