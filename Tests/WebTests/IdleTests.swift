@@ -30,7 +30,26 @@ import TestSupport
             #expect(asleep, "epoll_wait timeouts: \(waits)")
             #expect(!waits.isEmpty, "no thread waits in epoll_wait")
             #expect(try Self.armedTimers(of: pid).isEmpty)
+            // The request-deadline thread has no request to wait for: it sleeps on its
+            // semaphore without a timeout.
+            let deadlineThreadAsleep = poll(seconds: 20, every: 50_000) { (try? Self.futexTimeout(of: pid, thread: "web-deadlines")) == 0 }
+            #expect(deadlineThreadAsleep, "deadline thread futex timeout: \(String(describing: try? Self.futexTimeout(of: pid, thread: "web-deadlines")))")
         }
+    }
+
+    /// The timeout argument (a pointer; 0 for none) of the futex wait the thread named
+    /// `thread` (its 15-character comm) is blocked in, or nil if it is not in one (x86-64
+    /// futex is 202, the timeout its fourth argument).
+    static func futexTimeout(of pid: pid_t, thread name: String) throws -> UInt64? {
+        for thread in try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") {
+            guard let comm = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/comm", encoding: .utf8),
+                  comm.trimmingCharacters(in: .newlines) == name else { continue }
+            guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/syscall", encoding: .utf8) else { return nil }
+            let fields = text.split(separator: " ")
+            guard fields.first == "202", fields.count > 4 else { return nil }
+            return UInt64(fields[4].dropFirst(2), radix: 16)
+        }
+        return nil
     }
 
     /// Threads blocked in `epoll_wait`/`epoll_pwait` (x86-64 numbers 232 and 281) and their

@@ -168,6 +168,44 @@ import Web
         #expect(error?["error"]?["message"] as? String == "sign in")
         #expect(error?["error"]?["status"] as? Int == 401)
     }
+
+    /// Error bodies are written without `JSONEncoder` (it dominated the routing's cost), so
+    /// check they are the very bytes it would write, escapes included.
+    @Test(arguments: ["sign in", "quote \" and backslash \\ and /slash/", "tab\tnewline\ncr\rnul\u{0}bell\u{7}esc\u{1b}del\u{7f}", "crème brûlée 🍐 \u{2028}", ""])
+    func errorBodiesAreWhatJSONEncoderWrites(message: String) throws {
+        struct Body: Encodable {
+            struct Detail: Encodable {
+                let status: Int
+                let message: String
+            }
+            let error: Detail
+        }
+        let expected = try ControlJSON.encoder().encode(Body(error: .init(status: 413, message: message))) + Data("\n".utf8)
+        #expect(WebResponses.error(413, message).body == expected)
+    }
+
+    /// Header names match ASCII-case-insensitively, and only so.
+    @Test func headerNamesMatchIgnoringASCIICase() {
+        let head = HTTPRequestHead(method: "GET", path: "/", headers: [
+            HTTPHeader("HOST", "a"), HTTPHeader("host", "b"), HTTPHeader("Hos", "c"), HTTPHeader("Hoſt", "d"), HTTPHeader("Ho5t", "e"), HTTPHeader("Hosts", "f"),
+        ])
+        #expect(head.values("Host") == ["a", "b"])
+        // `[` and `{` differ by the same bit as `A` and `a`: not letters, so not folded.
+        #expect(HTTPRequestHead(method: "GET", path: "/", headers: [HTTPHeader("X[", "1")]).values("X{").isEmpty)
+        #expect(WebResponses.error(400, "x").header("content-security-policy") != nil)
+    }
+
+    /// libmicrohttpd's own refusals become ours: the same status, our headers, a close.
+    @Test(arguments: [400, 413, 414, 431, 500, 501, 505])
+    func libraryRefusalsBecomeOurs(status: Int) throws {
+        let response = WebResponses.libraryError(status: status)
+        #expect(response.status == status)
+        #expect(response.closesConnection)
+        #expect(response.header("Content-Security-Policy") == WebHeaders.contentSecurityPolicy)
+        let json = try JSONSerialization.jsonObject(with: response.body) as? [String: [String: Any]]
+        #expect(json?["error"]?["status"] as? Int == status)
+        #expect((json?["error"]?["message"] as? String)?.isEmpty == false)
+    }
 }
 
 @Suite struct EventRingTests {

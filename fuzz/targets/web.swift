@@ -36,9 +36,19 @@ struct WebFuzzFixture {
 
     /// The input as a request: lossy UTF-8 for the head, raw bytes for the body.
     static func request(_ bytes: [UInt8]) -> HTTPRequest {
-        let separator = bytes.firstRange(of: [0x0A, 0x0A])
-        let headBytes = separator.map { bytes[..<$0.lowerBound] } ?? bytes[...]
-        let body = separator.map { Data(bytes[$0.upperBound...]) } ?? Data()
+        // The first blank line (a plain loop: Foundation's generic `firstRange(of:)` cost more
+        // than the whole router).
+        var separator: Int?
+        var index = 1
+        while index < bytes.count {
+            if bytes[index] == 0x0A, bytes[index - 1] == 0x0A {
+                separator = index - 1
+                break
+            }
+            index += 1
+        }
+        let headBytes = separator.map { bytes[..<$0] } ?? bytes[...]
+        let body = separator.map { Data(bytes[($0 + 2)...]) } ?? Data()
         var lines = String(decoding: headBytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let requestLine = lines.isEmpty ? "" : lines.removeFirst()
         let parts = requestLine.split(separator: " ", maxSplits: 1)
@@ -46,7 +56,8 @@ struct WebFuzzFixture {
         let path = parts.count > 1 ? String(parts[1]) : "/"
         let headers = lines.map { line -> HTTPHeader in
             guard let colon = line.firstIndex(of: ":") else { return HTTPHeader(line, "") }
-            return HTTPHeader(String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+            // As libmicrohttpd hands values over: without surrounding spaces and tabs.
+            return HTTPHeader(String(line[..<colon]), WebRouter.trimmingSpaces(line[line.index(after: colon)...]))
         }
         return HTTPRequest(head: HTTPRequestHead(method: method, path: path, headers: headers), body: body)
     }
@@ -106,6 +117,11 @@ public func fuzzWeb(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             fatalError("a file path escaped the web root: \(path)")
         }
     }
+    // libmicrohttpd's own refusals are replaced with ours (any status it might use).
+    let libraryStatus = 400 + Int(bytes.first ?? 0) % 200
+    let replaced = WebResponses.libraryError(status: libraryStatus)
+    fixture.check(replaced)
+    guard replaced.status == libraryStatus, replaced.closesConnection else { fatalError("libraryError(\(libraryStatus)) answered \(replaced.status)") }
     // The resumption parser takes any text.
     _ = fixture.ring.events(after: String(decoding: bytes.prefix(64), as: UTF8.self))
     return 0

@@ -10,6 +10,18 @@ public struct HTTPHeader: Hashable, Sendable {
         self.name = name
         self.value = value
     }
+
+    /// Field names are ASCII tokens (RFC 9110 §5.1), so they match ASCII-case-insensitively:
+    /// byte by byte, without Foundation's Unicode comparison (which costs an `NSString` per
+    /// header on every lookup, and would fold non-ASCII look-alikes together).
+    static func namesMatch(_ first: String, _ second: String) -> Bool {
+        let one = first.utf8, other = second.utf8
+        guard one.count == other.count else { return false }
+        for (a, b) in zip(one, other) where a != b {
+            guard a | 0x20 == b | 0x20, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(a | 0x20) else { return false }
+        }
+        return true
+    }
 }
 
 /// The request line and headers, which is all the checks need: the web server runs them
@@ -29,7 +41,7 @@ public struct HTTPRequestHead: Hashable, Sendable {
 
     /// Every value of header `name` (case-insensitive), in order.
     public func values(_ name: String) -> [String] {
-        headers.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
+        headers.filter { HTTPHeader.namesMatch($0.name, name) }.map(\.value)
     }
 }
 
@@ -66,7 +78,7 @@ public struct HTTPResponse: Hashable, Sendable {
 
     /// The value of header `name` (case-insensitive), if present.
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { HTTPHeader.namesMatch($0.name, name) }?.value
     }
 }
 

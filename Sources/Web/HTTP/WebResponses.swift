@@ -4,20 +4,51 @@ import Foundation
 /// The responses the server builds, so every one carries the same headers and its errors
 /// the same JSON shape: `{"error": {"status": 401, "message": "…"}}`.
 public enum WebResponses {
-    private struct ErrorBody: Encodable {
-        struct Detail: Encodable {
-            let status: Int
-            let message: String
-        }
-        let error: Detail
-    }
-
     /// An HTTP-level error (before or outside JSON-RPC) with a message saying what to do.
     public static func error(_ status: Int, _ message: String, closes: Bool = false, extraHeaders: [HTTPHeader] = []) -> HTTPResponse {
-        let body = (try? ControlJSON.encoder().encode(ErrorBody(error: .init(status: status, message: message)))) ?? Data()
-        return HTTPResponse(
-            status: status, contentType: WebHeaders.json, body: body + Data("\n".utf8), closesConnection: closes,
+        HTTPResponse(
+            status: status, contentType: WebHeaders.json, body: errorBody(status: status, message: message), closesConnection: closes,
             extraHeaders: [HTTPHeader("Cache-Control", "no-store")] + extraHeaders)
+    }
+
+    /// `{"error":{"message":"…","status":N}}` and a newline: the bytes `ControlJSON.encoder()`
+    /// writes for it (sorted keys, unescaped slashes), built directly because every refusal
+    /// builds one and `JSONEncoder` costs far more than the rest of the routing.
+    static func errorBody(status: Int, message: String) -> Data {
+        var text = #"{"error":{"message":""#
+        text.reserveCapacity(message.utf8.count + 48)
+        for scalar in message.unicodeScalars {
+            switch scalar {
+            case "\"": text += "\\\""
+            case "\\": text += "\\\\"
+            case "\n": text += "\\n"
+            case "\r": text += "\\r"
+            case "\t": text += "\\t"
+            case "\u{08}": text += "\\b"
+            case "\u{0C}": text += "\\f"
+            case let control where control.value < 0x20:
+                let hex = String(control.value, radix: 16)
+                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: text.unicodeScalars.append(scalar)
+            }
+        }
+        text += #"","status":\#(status)}}"# + "\n"
+        return Data(text.utf8)
+    }
+
+    /// What replaces an answer libmicrohttpd writes on its own (a request it cannot parse, a
+    /// head too large for its memory): our JSON error with every security header, on a
+    /// connection that closes, instead of the library's bare HTML page. The library gives the
+    /// status only, so the message says what that status means here.
+    public static func libraryError(status: Int) -> HTTPResponse {
+        let message = switch status {
+        case 400: "the request is not valid HTTP/1.1 (a malformed request line or header); nothing was done"
+        case 413, 414, 431: "the request line or headers are too large for this server; send a shorter request"
+        case 501: "the request uses an HTTP feature this server does not implement (such as a Transfer-Encoding other than chunked)"
+        case 505: "only HTTP/1.0 and HTTP/1.1 are served here"
+        default: "the HTTP layer refused the request (status \(status)); nothing was done"
+        }
+        return error(status, message, closes: true)
     }
 
     /// A JSON-RPC response line, exactly as the control socket would write it. JSON-RPC

@@ -199,20 +199,28 @@ public struct WebRouter: Sendable {
         if path == "/" || path == "/index.html" { return .file("index.html") }
         guard path.hasPrefix("/assets/") else { return .notFound("nothing at \(printable(path)); the app is at /") }
         let segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
-        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-".unicodeScalars)
         for segment in segments {
-            guard !segment.isEmpty, segment.first != ".", segment.unicodeScalars.allSatisfy(allowed.contains) else {
+            guard !segment.isEmpty, segment.first != ".", segment.utf8.allSatisfy(isFileNameByte) else {
                 return .notFound("nothing at \(printable(path))")
             }
         }
         return .file(segments.joined(separator: "/"))
     }
 
+    /// `[A-Za-z0-9._-]`: the bytes an app file's path segment may hold.
+    static func isFileNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"): true
+        default: false
+        }
+    }
+
     /// The secret of `Authorization: Bearer SECRET` (scheme case-insensitive).
     static func bearer(_ value: String) -> String? {
         let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let secret = parts[1].trimmingCharacters(in: .whitespaces)
+        let secret = trimmingSpaces(parts[1])
         guard !secret.isEmpty, secret.utf8.count <= maximumCredentialLength else { return nil }
         return secret
     }
@@ -223,9 +231,17 @@ public struct WebRouter: Sendable {
 
     static func loginToken(from body: Data) -> String? {
         guard let parsed = try? JSONDecoder().decode(LoginBody.self, from: body) else { return nil }
-        let token = parsed.token.trimmingCharacters(in: .whitespaces)
+        let token = trimmingSpaces(Substring(parsed.token))
         guard !token.isEmpty, token.utf8.count <= maximumCredentialLength else { return nil }
         return token
+    }
+
+    /// Without leading and trailing spaces and tabs (the only whitespace a header value or
+    /// a pasted token carries), in Swift, not through `NSString`.
+    static func trimmingSpaces(_ text: Substring) -> String {
+        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) }) else { return "" }
+        return String(text[first...last])
     }
 
     /// A path or method for a message: at most 200 characters, control characters escaped.

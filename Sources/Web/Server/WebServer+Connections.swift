@@ -17,8 +17,10 @@ final class RequestState: @unchecked Sendable {
     let bodyLimit: Int
     let connection: OpaquePointer
     var body = Data()
-    /// The body grew past `bodyLimit`; the refusal has been queued.
+    /// The body grew past `bodyLimit`: the rest is read and dropped, then refused with 413.
     var refused = false
+    /// Bytes dropped since then.
+    var dropped = 0
     /// The action ran; the next call takes the answer.
     var started = false
     var stream: EventStream?
@@ -81,16 +83,28 @@ extension WebServer {
         if uploadSize.pointee > 0 {
             let count = uploadSize.pointee
             uploadSize.pointee = 0
-            guard !request.refused else { return notesd_mhd_yes() }
+            if request.refused {
+                // libmicrohttpd 0.9.75 queues an answer only once the whole request is in, and
+                // closing on a client still sending makes the kernel reset the connection, so
+                // the client would never read the 413: drop the rest, up to a bound.
+                request.dropped += count
+                return request.dropped <= max(request.bodyLimit, 1 << 20) ? notesd_mhd_yes() : notesd_mhd_no()
+            }
             guard request.body.count + count <= request.bodyLimit, let uploadData else {
                 request.refused = true
+                request.dropped = count
                 request.body = Data()
-                return server.queue(server.router.oversized(request.head), on: connection)
+                return notesd_mhd_yes()
             }
             request.body.append(UnsafeRawPointer(uploadData).assumingMemoryBound(to: UInt8.self), count: count)
             return notesd_mhd_yes()
         }
-        if request.refused { return notesd_mhd_yes() }
+        if request.refused {
+            // The oversized body (chunked: its length was not known up front) is all in.
+            guard !request.started else { return notesd_mhd_no() }
+            request.started = true
+            return server.queue(server.router.oversized(request.head), on: connection)
+        }
         if !request.started {
             request.started = true
             return server.perform(request)
@@ -100,10 +114,14 @@ extension WebServer {
         return server.queue(response, on: connection)
     }
 
-    static let completed: MHD_RequestCompletedCallback = { context, _, requestContext, _ in
-        guard let context, let requestContext, let raw = requestContext.pointee else { return }
-        requestContext.pointee = nil
+    static let completed: MHD_RequestCompletedCallback = { context, connection, requestContext, termination in
+        guard let context else { return }
         let server = Unmanaged<WebServer>.fromOpaque(context).takeUnretainedValue()
+        // Answered in full: a kept-alive connection now awaits its next request. (Any other
+        // ending closes the connection.)
+        if let connection, termination == .REQUEST_TERMINATED_COMPLETED_OK { server.deadlines.awaitNext(connection) }
+        guard let requestContext, let raw = requestContext.pointee else { return }
+        requestContext.pointee = nil
         let request = Unmanaged<RequestState>.fromOpaque(raw).takeRetainedValue()
         request.markClosed()
         server.parked.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(request)) }
@@ -112,6 +130,43 @@ extension WebServer {
             stream.detach()
             server.events.close(stream)
         }
+    }
+
+    /// A connection opened or is closing (`MHD_OPTION_NOTIFY_CONNECTION`): the request
+    /// deadline's clock, and the socket context by which `replacer` finds this server.
+    static let connectionNotice: MHD_NotifyConnectionCallback = { context, connection, socketContext, event in
+        guard let context, let connection else { return }
+        let server = Unmanaged<WebServer>.fromOpaque(context).takeUnretainedValue()
+        switch event {
+        case .CONNECTION_NOTIFY_STARTED:
+            socketContext?.pointee = context
+            server.deadlines.opened(connection, socket: notesd_mhd_connection_fd(connection))
+        case .CONNECTION_NOTIFY_CLOSED:
+            server.deadlines.closed(connection)
+            socketContext?.pointee = nil
+        default:
+            break
+        }
+    }
+
+    /// Installs `replacer` for the process, once (every server shares the one hook).
+    static let installReplacer: Void = notesd_mhd_set_replacer(replacer)
+
+    /// libmicrohttpd queued an answer of its own (include/shim.h): send ours instead — the
+    /// same status, our JSON error and every security header — and stop the request clock.
+    static let replacer: notesd_mhd_replacer = { connection, status, original in
+        guard let connection else { return nil }
+        if let context = notesd_mhd_socket_context(connection) {
+            let server = Unmanaged<WebServer>.fromOpaque(context).takeUnretainedValue()
+            server.deadlines.settled(connection)
+            server.log("libmicrohttpd refused a request with \(status); answered with notesd's headers")
+        }
+        guard status >= 400 else {
+            // Not an error page (0.9.75 writes none on its own): keep it, with our headers.
+            if let original { for header in WebHeaders.common { _ = MHD_add_response_header(original, header.name, header.value) } }
+            return nil
+        }
+        return makeResponse(WebResponses.libraryError(status: Int(status)))
     }
 
     /// The head is complete: check it, then read the body (or refuse at once).
@@ -133,6 +188,9 @@ extension WebServer {
     /// The whole request is in: route it and act.
     private func perform(_ request: RequestState) -> MHD_Result {
         let connection = request.connection
+        // In whole: whatever the answer waits for (the engine, events) is not the client.
+        // If the deadline won the race, the client was told 408: do nothing it did not see.
+        guard deadlines.settled(connection) else { return notesd_mhd_no() }
         switch router.route(HTTPRequest(head: request.head, body: request.body), isSession: authority.isSession) {
         case .respond(let response):
             return queue(response, on: connection)
@@ -189,13 +247,20 @@ extension WebServer {
     }
 
     func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+        deadlines.settled(connection)
+        guard let created = Self.makeResponse(response) else { return notesd_mhd_no() }
+        defer { MHD_destroy_response(created) }
+        return MHD_queue_response(connection, UInt32(response.status), created)
+    }
+
+    /// A libmicrohttpd response holding a copy of `response`; the caller destroys it.
+    static func makeResponse(_ response: HTTPResponse) -> OpaquePointer? {
         let created = response.body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
         }
-        guard let created else { return notesd_mhd_no() }
-        defer { MHD_destroy_response(created) }
-        Self.addHeaders(response, to: created)
-        return MHD_queue_response(connection, UInt32(response.status), created)
+        guard let created else { return nil }
+        addHeaders(response, to: created)
+        return created
     }
 
     private static func addHeaders(_ response: HTTPResponse, to created: OpaquePointer) {
@@ -205,6 +270,7 @@ extension WebServer {
 
     /// An event stream: chunked, read from the `EventStream`; parked while nothing waits.
     private func queueStream(_ stream: EventStream, on connection: OpaquePointer) -> MHD_Result {
+        deadlines.settled(connection)
         let handle = DaemonHandle(pointer: connection)
         stream.setWake { MHD_resume_connection(handle.pointer) }
         let retained = Unmanaged.passRetained(StreamReader(stream: stream, connection: handle))
@@ -237,5 +303,21 @@ final class StreamReader: Sendable {
     init(stream: EventStream, connection: WebServer.DaemonHandle) {
         self.stream = stream
         self.connection = connection
+    }
+}
+
+extension HTTPResponse {
+    /// The response as HTTP/1.1 bytes, for the one answer written without libmicrohttpd: the
+    /// 408 of a request that missed its deadline (`RequestDeadlines`).
+    func wireBytes() -> Data {
+        let reason = switch status {
+        case 408: "Request Timeout"
+        default: "Error"
+        }
+        var text = "HTTP/1.1 \(status) \(reason)\r\n"
+        for header in headers { text += "\(header.name): \(header.value)\r\n" }
+        text += "Content-Length: \(body.count)\r\n"
+        if closesConnection { text += "Connection: close\r\n" }
+        return Data((text + "\r\n").utf8) + body
     }
 }

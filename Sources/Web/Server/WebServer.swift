@@ -22,6 +22,12 @@ public struct WebServerLimits: Sendable {
     public var connectionMemoryBytes = 64 * 1024
     /// App files larger than this are not served (the app is a few hundred KiB).
     public var maximumFileBytes = 32 << 20
+    /// A request — head and body — must arrive whole within this long of the moment it could
+    /// begin (the connection opening, or the previous answer finishing), however steadily
+    /// its bytes trickle in: the idle timeout alone only counts silence.
+    public var requestDeadline: Duration = .seconds(30)
+    /// The largest `POST /api/rpc` body: the control socket's line cap (lowered in tests).
+    public var maximumRPCBodyBytes = LineFramer.defaultMaximumLineLength
 
     public init() {}
 }
@@ -52,6 +58,7 @@ public final class WebServer: Sendable {
     /// Requests parked while the engine answers, so `stop` can wake them.
     let parked = Mutex<[ObjectIdentifier: RequestState]>([:])
     private let logger: LoggerHandle
+    let deadlines: RequestDeadlines
     private let retainedSelf: Mutex<Unmanaged<WebServer>?> = Mutex(nil)
 
     /// A libmicrohttpd pointer, which may cross threads: the library locks internally, and
@@ -71,7 +78,7 @@ public final class WebServer: Sendable {
         listeningSocket: Int32, port: UInt16, webRoot: String, authority: WebAuthority, events: EventHub,
         limits: WebServerLimits = WebServerLimits(), dispatch: @escaping WebDispatch, log: @escaping @Sendable (String) -> Void
     ) throws(WebServerError) {
-        router = WebRouter(port: port)
+        router = WebRouter(port: port, maximumRPCBodyBytes: limits.maximumRPCBodyBytes)
         self.authority = authority
         self.events = events
         self.webRoot = webRoot
@@ -80,6 +87,12 @@ public final class WebServer: Sendable {
         self.log = log
         daemon = Mutex(nil)
         logger = LoggerHandle(pointer: .allocate(capacity: 1))
+        deadlines = RequestDeadlines(
+            limit: limits.requestDeadline,
+            timeoutAnswer: WebResponses.error(
+                408, "the request did not arrive whole within \(limits.requestDeadline) of the connection opening (or of the previous answer); send it again at once",
+                closes: true).wireBytes(),
+            log: log)
         let unmanaged = Unmanaged.passRetained(self)
         logger.pointer.initialize(to: notesd_mhd_logger(function: { context, message in
             guard let context, let message else { return }
@@ -90,9 +103,15 @@ public final class WebServer: Sendable {
             connection_limit: limits.maximumConnections, connection_timeout_seconds: limits.idleTimeoutSeconds,
             connection_memory_limit: limits.connectionMemoryBytes)
         let flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue)
+        _ = Self.installReplacer
+        if notesd_mhd_hook_active() == 0 {
+            log("libmicrohttpd's own error answers (400, 431…) cannot be given our security headers: its MHD_queue_response does not resolve to notesd's hook")
+        }
         guard let started = notesd_mhd_start(
-            flags, listeningSocket, &mhdLimits, WebServer.accessHandler, unmanaged.toOpaque(), WebServer.completed, unmanaged.toOpaque(), logger.pointer)
+            flags, listeningSocket, &mhdLimits, WebServer.accessHandler, unmanaged.toOpaque(), WebServer.completed, unmanaged.toOpaque(),
+            WebServer.connectionNotice, unmanaged.toOpaque(), logger.pointer)
         else {
+            deadlines.stop()
             close(listeningSocket)
             // The last reference: `deinit` frees the logger.
             unmanaged.release()
@@ -117,6 +136,7 @@ public final class WebServer: Sendable {
         }
         for request in waiting { request.finish(with: WebResponses.error(503, "notesd is stopping", closes: true)) }
         MHD_stop_daemon(handle.pointer)
+        deadlines.stop()
         retainedSelf.withLock { retained in
             retained?.release()
             retained = nil

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/prctl.h>
 #include <microhttpd.h>
 
 /// Where libmicrohttpd's error log goes: Swift cannot implement a `va_list` callback, so the
@@ -17,7 +18,7 @@ struct notesd_mhd_logger {
     void *context;
 };
 
-static void notesd_mhd_log_trampoline(void *cls, const char *format, va_list arguments) {
+static inline void notesd_mhd_log_trampoline(void *cls, const char *format, va_list arguments) {
     char line[512];
     vsnprintf(line, sizeof line, format, arguments);
     const struct notesd_mhd_logger *logger = (const struct notesd_mhd_logger *) cls;
@@ -40,10 +41,13 @@ struct notesd_mhd_limits {
 /// (MHD_OPTION_LISTEN_SOCKET), so the caller chooses the address and the port fallback.
 /// MHD_OPTION_STRICT_FOR_CLIENT 1 makes malformed requests (bad header lines, spaces in the
 /// request target, bare LF…) a 400 and a closed connection.
+/// `notify` hears every connection open and close (MHD_OPTION_NOTIFY_CONNECTION), which the
+/// request deadline needs: a connection's clock starts before any request head exists.
 static inline struct MHD_Daemon *notesd_mhd_start(
     unsigned int flags, int listen_fd, const struct notesd_mhd_limits *limits,
     MHD_AccessHandlerCallback handler, void *handler_context,
     MHD_RequestCompletedCallback completed, void *completed_context,
+    MHD_NotifyConnectionCallback notify, void *notify_context,
     struct notesd_mhd_logger *logger) {
     return MHD_start_daemon(
         flags | MHD_USE_ERROR_LOG, 0, NULL, NULL, handler, handler_context,
@@ -51,6 +55,7 @@ static inline struct MHD_Daemon *notesd_mhd_start(
         MHD_OPTION_EXTERNAL_LOGGER, notesd_mhd_log_trampoline, (void *) logger,
         MHD_OPTION_LISTEN_SOCKET, (MHD_socket) listen_fd,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+        MHD_OPTION_NOTIFY_CONNECTION, notify, notify_context,
         MHD_OPTION_CONNECTION_LIMIT, limits->connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, limits->connection_timeout_seconds,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, limits->connection_memory_limit,
@@ -76,4 +81,41 @@ static inline unsigned int notesd_mhd_current_connections(struct MHD_Daemon *dae
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
     return info == NULL ? 0 : info->num_connections;
 }
+
+/// A connection's socket (MHD_get_connection_info is variadic), or -1.
+static inline int notesd_mhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : (int) info->connect_fd;
+}
+
+/// What the connection-notify callback stored for the connection (the web server it belongs to).
+static inline void *notesd_mhd_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
+}
+
+/// Names the calling thread as `ps -L` and /proc show it (15 bytes kept): Foundation's
+/// `Thread.name` does not reach the kernel on Linux, and prctl is variadic.
+static inline void notesd_name_this_thread(const char *name) {
+    prctl(PR_SET_NAME, (unsigned long) name, 0UL, 0UL, 0UL);
+}
+
+/// libmicrohttpd writes some answers on its own — 400 for a request it cannot parse, 431 for
+/// a head too large for its memory, 505… — with a bare HTML body and none of our headers,
+/// and 0.9.75 has no hook for them. It builds each with MHD_create_response_from_buffer and
+/// queues it with MHD_queue_response through its PLT, so hooks.c defines MHD_queue_response
+/// in our binary (the dynamic linker binds the library's call to it) and forwards to the
+/// library's own. Any response queued without our Content-Security-Policy header — only the
+/// library's own, since every response we build carries it — is handed to the replacer,
+/// which returns the response to send instead (the caller destroys it) or NULL to send the
+/// original (to which it may add headers).
+typedef struct MHD_Response *(*notesd_mhd_replacer)(struct MHD_Connection *connection, unsigned int status, struct MHD_Response *original);
+
+/// Installs the replacer, process-wide (one function; it finds its server from the
+/// connection's socket context). NULL removes it.
+void notesd_mhd_set_replacer(notesd_mhd_replacer replacer);
+
+/// True when libmicrohttpd's own calls reach the hook: this binary's MHD_queue_response is the
+/// one the dynamic linker resolves (false if, say, the library were linked with -Bsymbolic).
+int notesd_mhd_hook_active(void);
 #endif
