@@ -11,7 +11,10 @@ import Testing
     private func startProbe(environment: [String: String], isolated: Bool = false) throws -> ProbeProcess {
         try #require(FileManager.default.isExecutableFile(atPath: probeExecutable.path),
                      "\(probeExecutable.path) is missing; build it with swift build --build-tests")
-        let probe = [probeExecutable.path, "--id", "AAA", "--port", "7001", "--seconds", "30"]
+        // The probe's own limit only bounds a test that went wrong; it is long enough that a
+        // machine busy with the other suites (seconds before the probe first reports) does not
+        // reach it before the test stops the probe itself.
+        let probe = [probeExecutable.path, "--id", "AAA", "--port", "7001", "--seconds", "300"]
         let isolation = ["/usr/bin/unshare", "-m", "/bin/sh", "-c", "mount -t tmpfs notesd-test /run && exec \"$@\"", "sh"]
         return try ProbeProcess(label: "probe", command: (isolated ? isolation : []) + probe, environment: environment)
     }
