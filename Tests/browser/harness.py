@@ -13,6 +13,7 @@ import signal
 import subprocess
 import tempfile
 import time
+import unittest
 
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
@@ -253,3 +254,35 @@ class Browser:
     def console_errors(self):
         self.console.extend(self.driver.get_log("browser"))
         return [entry for entry in self.console if entry["level"] == "SEVERE"]
+
+
+class PairedHousehold(unittest.TestCase):
+    """Two daemons, the laptop and the desktop, paired, in a scratch directory that is removed
+    afterwards (kept with NOTESD_KEEP=1). Subclasses start browsers with `browser` and may add
+    daemons to `extra`; everything is stopped at the end."""
+
+    prefix = "notesd-browser-"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.base = tempfile.mkdtemp(prefix=cls.prefix)
+        cls.browsers = []
+        cls.extra = []
+        cls.laptop = Daemon("laptop", cls.base).start()
+        cls.desktop = Daemon("desktop", cls.base).start()
+        pair(cls.laptop, cls.desktop)
+
+    @classmethod
+    def browser(cls, name, **options):
+        browser = Browser(name, **options)
+        cls.browsers.append(browser)
+        return browser
+
+    @classmethod
+    def tearDownClass(cls):
+        for browser in cls.browsers:
+            browser.quit()
+        for daemon in [cls.laptop, cls.desktop, *cls.extra]:
+            daemon.stop()
+        if not os.environ.get("NOTESD_KEEP"):
+            shutil.rmtree(cls.base, ignore_errors=True)

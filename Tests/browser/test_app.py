@@ -13,7 +13,7 @@ import unittest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from harness import ARTIFACTS, Browser, Daemon, pair, wait_for
+from harness import ARTIFACTS, Browser, Daemon, PairedHousehold, wait_for
 
 SHOTS = os.environ.get("NOTESD_SCREENSHOTS")  # also copy the screens here (scripts/screenshots)
 
@@ -41,35 +41,16 @@ def block(browser, text, css="p, h1, h2, h3, .item, blockquote"):
     return browser.wait(check, f"a block holding {text!r}")
 
 
-class Household(unittest.TestCase):
+class Household(PairedHousehold):
     """Two paired daemons, the laptop and the desktop, each with a browser signed in."""
 
     @classmethod
     def setUpClass(cls):
-        cls.base = tempfile.mkdtemp(prefix="notesd-browser-")
-        cls.laptop = Daemon("laptop", cls.base).start()
-        cls.desktop = Daemon("desktop", cls.base).start()
-        pair(cls.laptop, cls.desktop)
-        cls.browsers = []
+        super().setUpClass()
         cls.on_laptop = cls.browser("laptop-browser")
         cls.on_desktop = cls.browser("desktop-browser")
         cls.on_laptop.sign_in(cls.laptop)
         cls.on_desktop.sign_in(cls.desktop)
-
-    @classmethod
-    def browser(cls, name, **options):
-        browser = Browser(name, **options)
-        cls.browsers.append(browser)
-        return browser
-
-    @classmethod
-    def tearDownClass(cls):
-        for browser in cls.browsers:
-            browser.quit()
-        for daemon in [cls.laptop, cls.desktop, *getattr(cls, "extra", [])]:
-            daemon.stop()
-        if not os.environ.get("NOTESD_KEEP"):
-            shutil.rmtree(cls.base, ignore_errors=True)
 
     def setUp(self):
         # Each test starts where a person would: on the notes, nothing searched.

@@ -7,14 +7,12 @@ API (`notesctl`), never only on screen. Run by scripts/run-tests with the rest o
 """
 
 import os
-import shutil
-import tempfile
 import unittest
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from harness import Browser, Daemon, pair, wait_for
+from harness import PairedHousehold, wait_for
 from test_app import block, end_of, shot
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,15 +38,14 @@ def stored(html):
     return html.replace("</p><p>", "</p>\n<p>").replace("</h1><p>", "</h1>\n<p>")
 
 
-class Resolving(unittest.TestCase):
+class Resolving(PairedHousehold):
     """Three real conflicts, resolved three ways in the compare view; then three imports edited."""
+
+    prefix = "notesd-browser-resolve-"
 
     @classmethod
     def setUpClass(cls):
-        cls.base = tempfile.mkdtemp(prefix="notesd-browser-resolve-")
-        cls.laptop = Daemon("laptop", cls.base).start()
-        cls.desktop = Daemon("desktop", cls.base).start()
-        pair(cls.laptop, cls.desktop)
+        super().setUpClass()
         cls.ids = {}
         for title, (common, _, _) in CONFLICTS.items():
             cls.ids[title] = cls.laptop.new_note(title, common)["id"]
@@ -69,22 +66,13 @@ class Resolving(unittest.TestCase):
         cls.copies = {}
         for title, note_id in cls.ids.items():
             cls.copies[title] = wait_for(lambda: next((n["id"] for n in cls.laptop.notes() if n.get("conflictOf") == note_id), None), f"the conflict copy of {title!r} on the laptop")
-        cls.browser = Browser("resolve-browser")
-        cls.browser.sign_in(cls.laptop)
-
-    @classmethod
-    def tearDownClass(cls):
-        if getattr(cls, "browser", None):
-            cls.browser.quit()
-        for daemon in [cls.laptop, cls.desktop]:
-            daemon.stop()
-        if not os.environ.get("NOTESD_KEEP"):
-            shutil.rmtree(cls.base, ignore_errors=True)
+        cls.on_laptop = cls.browser("resolve-browser")
+        cls.on_laptop.sign_in(cls.laptop)
 
     def tearDown(self):
-        errors = [e for e in self.browser.console_errors() if "/api/events" not in e["message"]]
+        errors = [e for e in self.on_laptop.console_errors() if "/api/events" not in e["message"]]
         self.assertEqual(errors, [], "console errors")
-        self.browser.console.clear()
+        self.on_laptop.console.clear()
 
     # ---- helpers --------------------------------------------------------------------------
 
@@ -95,7 +83,7 @@ class Resolving(unittest.TestCase):
         return {n["id"] for n in (daemon or self.laptop).notes("--trash")}
 
     def open_compare(self, title):
-        b = self.browser
+        b = self.on_laptop
         self.assertEqual(self.laptop.html(self.ids[title]), stored(CONFLICTS[title][2]), "the merged note holds the desktop's version")
         self.assertEqual(self.laptop.html(self.copies[title]), stored(CONFLICTS[title][1]), "the copy holds the laptop's whole note")
         b.open_note(title)
@@ -114,7 +102,7 @@ class Resolving(unittest.TestCase):
     # ---- the three choices ----------------------------------------------------------------
 
     def test_a_keep_the_other_version(self):
-        b = self.browser
+        b = self.on_laptop
         note, copy = self.ids["Rent"], self.copies["Rent"]
         self.open_compare("Rent")
         b.press("Keep the other version")
@@ -132,7 +120,7 @@ class Resolving(unittest.TestCase):
         shot(b, "14-kept-the-other")
 
     def test_b_keep_both(self):
-        b = self.browser
+        b = self.on_laptop
         note, copy = self.ids["Plans"], self.copies["Plans"]
         self.open_compare("Plans")
         b.press("Keep both")
@@ -150,7 +138,7 @@ class Resolving(unittest.TestCase):
         b.wait(lambda: not b.visible(".banner.conflict"), "no banner on the note")
 
     def test_c_take_one_block_from_the_other_side_then_keep_this(self):
-        b = self.browser
+        b = self.on_laptop
         note, copy = self.ids["Menu"], self.copies["Menu"]
         self.open_compare("Menu")
         rows = b.finds(".compare-row.differs")
@@ -183,36 +171,27 @@ IMPORTS = {
 }
 
 
-class Imported(unittest.TestCase):
+class Imported(PairedHousehold):
     """Notes made by `notesctl import` (Markdown through cmark-gfm, HTML files, an Evernote
     export through libxml2): one paragraph edited in the browser changes that block only."""
 
+    prefix = "notesd-browser-import-"
+
     @classmethod
     def setUpClass(cls):
-        cls.base = tempfile.mkdtemp(prefix="notesd-browser-import-")
-        cls.laptop = Daemon("laptop", cls.base).start()
-        cls.desktop = Daemon("desktop", cls.base).start()
-        pair(cls.laptop, cls.desktop)
+        super().setUpClass()
         result = cls.laptop.ctl_json("import", os.path.join(HERE, "imports"))
         assert not result["failed"] and not result["warnings"], result
         cls.imported = {entry["title"]: entry["id"] for entry in result["imported"]}
-        cls.browser = Browser("import-browser")
-        cls.browser.sign_in(cls.laptop)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.browser.quit()
-        for daemon in [cls.laptop, cls.desktop]:
-            daemon.stop()
-        if not os.environ.get("NOTESD_KEEP"):
-            shutil.rmtree(cls.base, ignore_errors=True)
+        cls.on_laptop = cls.browser("import-browser")
+        cls.on_laptop.sign_in(cls.laptop)
 
     def edit_one_paragraph(self, file_name):
         title, original, edited = IMPORTS[file_name]
         note = self.imported[title]
         before = self.laptop.html(note)
         self.assertEqual(before.count(original), 1, f"the importer wrote {original!r} once:\n{before}")
-        b = self.browser
+        b = self.on_laptop
         b.open_note(title)
         end_of(b, block(b, "Plain line to edit.", "p, div"))
         b.driver.switch_to.active_element.send_keys(" Edited.")
