@@ -63,9 +63,8 @@ final class Simulation {
     /// Tokens a replica removed while it could see them (edited away, or its note purged),
     /// and tokens a restored backup took back that no other device had received.
     var removed: Set<String> = []
-    /// The last backup taken of each node (by node index), and the tokens it holds, for the
-    /// restore fault.
-    var backups: [Int: (path: String, tokens: Set<String>)] = [:]
+    /// The last backup taken of each node (by node index), for the restore fault.
+    var backups: [Int: String] = [:]
     var backupCounter = 0
     /// Backups restored in place so far.
     var restores = 0
@@ -147,7 +146,21 @@ final class Simulation {
         case .success: return true
         case .failure(let error):
             lan.trace.append("\(joiner.name) did not join: \(error.message)")
+            if error.code == .invalidOperation { leaveOldHousehold(joiner) }
             return false
+        }
+    }
+
+    /// What the join's refusal tells the person to do when the device still shares an old
+    /// household (removed devices that only know each other, e.g. after a backup of one was
+    /// restored): remove those devices here, then join again.
+    func leaveOldHousehold(_ node: VirtualLAN.Node) {
+        guard let core = node.core, let anchorCore = anchor.core,
+              !anchorCore.deviceInfos().contains(where: { $0.id == node.identity.deviceID.description && !$0.revoked }) else { return }
+        // Not the device it joins: that one refused it as removed, which is what allows the join.
+        for device in core.deviceInfos() where !device.isSelf && !device.revoked && device.id != anchor.identity.deviceID.description {
+            lan.trace.append("\(node.name) removes \(device.name) from its old household, as the refusal says")
+            _ = try? lan.request(node) { try $0.devicesRemove(DeviceRemoveParams(device: device.id)) }
         }
     }
 
@@ -201,7 +214,7 @@ final class Simulation {
                 if random.chance(0.5), let node = random.pick(nodes.filter { $0.isUp && isMember($0) }) {
                     try backUp(node)
                 } else if random.chance(faults.restore), let index = random.pick(backups.keys.sorted()) {
-                    try restore(nodes[index], from: backups[index]!.path, holding: backups[index]!.tokens)
+                    try restore(nodes[index], from: backups[index]!)
                 }
             } else if roll < 80 {
                 // Discovery loses a service for a while, or finds it again.

@@ -19,17 +19,17 @@ extension Simulation {
         } catch is SimulatedCrash {
             return
         }
-        let tokens = try Self.tokens(in: core.replica)
         _ = try OnlineBackup.copy(from: core.replica.path, to: path)
-        backups[node.index] = (path, tokens)
+        backups[node.index] = path
         lan.trace.append("\(node.name) backs up (\(core.replica.vector))")
     }
 
-    func restore(_ node: VirtualLAN.Node, from backup: String, holding restored: Set<String>) throws {
+    func restore(_ node: VirtualLAN.Node, from backup: String) throws {
         lan.crash(node)
         let database = node.directory + "/notes.db"
-        // The tokens this restore takes away: in the device's library now, not in the backup,
-        // and held by no other device (their files, up or down).
+        // The tokens this restore takes away: in the device's library now, not in the library
+        // the restore installs (which also drops the backup's own entries that no peer had
+        // been offered), and held by no other device (their files, up or down).
         let current = try Self.tokens(inLibraryAt: database)
         var elsewhere = Set<String>()
         for other in nodes where other !== node {
@@ -42,6 +42,7 @@ extension Simulation {
         do {
             let household = try HouseholdKey(directory: node.directory).householdID
             let report = try Replica.restoreBackup(from: backup, toDatabase: database, household: household, now: lan.now, randomBytes: { [unowned lan] in lan.random.bytes($0) })
+            let restored = try Self.tokens(inLibraryAt: database)
             removed.formUnion(current.subtracting(restored).subtracting(elsewhere))
             restores += 1
             lan.trace.append("\(node.name) restores its backup \(backup.split(separator: "/").last!): \(report)")
