@@ -120,8 +120,13 @@ extension EngineCore {
         }
         // A batch as large as a catch-up's is indexed for search as a catch-up's is: after
         // it, in steps (EngineCore+SearchIndex), so an import pays for its notes, not their index.
-        let ids = prepared.count >= Replica.bulkBatchThreshold ? try replica.deferringSearchIndex(create) : try create()
-        searchIndexBacklog = try replica.notesAwaitingSearchIndex
+        let ids: [NoteID]
+        if prepared.count >= Replica.bulkBatchThreshold {
+            ids = try replica.deferringSearchIndex(create)
+            searchIndexBacklog = try replica.notesAwaitingSearchIndex
+        } else {
+            ids = try create()
+        }
         if !ids.isEmpty { committed(.local) }
         // Each summary costs what it touches (its id's neighbours, its folder's path), not the
         // library (docs/benchmarks.md, "Cost that grows with the library").

@@ -40,12 +40,8 @@ import TestSupport
         try #require(files.count >= 150, "only \(files.count) Markdown files under \(Self.roots); scripts/install-deps installs nodejs, whose documentation is most of them")
         var mismatched: [String] = []
         for path in files {
-            let text = try String(contentsOfFile: path, encoding: .utf8)
-            let (yaml, body) = FrontMatterBlock.split(text)
-            let command = CmarkCommandCrossCheckTests.command
-            let result = try ChildProcess.runBlocking(yaml == nil ? command + [path] : command, input: yaml == nil ? nil : body).check()
-            let ours = MarkdownImport.blocks(body)
-            if ours != HTMLBlocks.split(result.output) { mismatched.append(path) }
+            let (body, ours, theirs, _) = try CmarkCommandCrossCheckTests.bothReadings(of: path)
+            if ours != theirs { mismatched.append(path) }
             let words = Set(HTMLBlocks.join(ours).split(whereSeparator: { !$0.isLetter }).map(String.init))
             let lost = Set(Self.prose(body).split(whereSeparator: { !$0.isLetter }).map(String.init)).filter { $0.count > 3 && !words.contains($0) }
             #expect(lost.isEmpty, "\(path): \(lost.sorted().prefix(10)) lost")

@@ -139,6 +139,9 @@ extension Replica {
         catchingUp = true
     }
 
+    /// A catch-up is under way: its notes wait for the search index until it ends.
+    public var isCatchingUp: Bool { catchingUp }
+
     /// Makes big buffers (sync batches) go straight back to the system when freed. Process-wide;
     /// the daemon calls it once at start.
     public static func keepLargeBuffersMapped() { notesd_keep_large_buffers_mapped() }

@@ -89,9 +89,6 @@ extension Replica {
         return try notesAwaitingSearchIndex
     }
 
-    /// A catch-up is under way: its notes wait for the search index until it ends.
-    public var isCatchingUp: Bool { catchingUp }
-
     /// Runs `body` with the notes it materialises left to `indexPendingSearch`, as a catch-up
     /// leaves them: for a large import (`notes.createMany`), whose transaction would otherwise
     /// spend most of its time in the search index (docs/benchmarks.md).
