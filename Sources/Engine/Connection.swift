@@ -57,6 +57,10 @@ struct Connection {
     var lastProgressEvent: UInt64 = 0
     /// The peer's vector as the session last knew it; outlives the session (`persistPeer`).
     var peerVector: VersionVector?
+    /// Household key grants and holdings to tell the peer once it holds every entry this
+    /// device has (EngineCore+KeyRotation): then it already has the roster they were made
+    /// from.
+    var keysToShare = HouseholdKeySet()
 
     /// The sync session, while syncing.
     var session: SyncSession? {

@@ -335,19 +335,23 @@ extension EngineCore {
     public func householdInfo() -> HouseholdInfo {
         let id = household.householdID
         // This device counts while it is a member, even before a re-admission syncs in.
-        return HouseholdInfo(id: id, short: String(id.prefix(8)), deviceCount: roster().filter { !$0.revoked || $0.id == identity.deviceID }.count)
+        return HouseholdInfo(
+            id: id, short: String(id.prefix(8)), deviceCount: roster().filter { !$0.revoked || $0.id == identity.deviceID }.count,
+            key: householdKeyState())
     }
 
     public func deviceInfos() -> [DeviceInfo] {
         let members = roster()
         let shorts = Self.shortForms(members.map(\.id.description))
         let seen = peerVersions()
+        let epochs = keyEpochs()
         let infos = members.map { member in
             DeviceInfo(
                 id: member.id.description, short: member.id.short.count >= 7 ? member.id.short : (shorts[member.id.description] ?? member.id.short),
                 name: member.device.name, isSelf: member.id == identity.deviceID, revoked: member.revoked,
                 added: Timestamp(millisecondsSince1970: Int64(clamping: member.device.added)), connected: member.id != identity.deviceID && isConnected(member.id),
-                version: member.id == identity.deviceID ? NotesVersion.string : seen[member.id.description])
+                version: member.id == identity.deviceID ? NotesVersion.string : seen[member.id.description],
+                keyEpoch: member.id == identity.deviceID ? household.current.version.epoch : epochs[member.id.description])
         }
         return infos.sorted { ($0.isSelf ? 0 : 1, $0.name, $0.id) < ($1.isSelf ? 0 : 1, $1.name, $1.id) }
     }

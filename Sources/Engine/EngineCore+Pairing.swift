@@ -86,7 +86,7 @@ extension EngineCore {
         }
         log.info("pairing: admitted \(name) (\(link.device?.short ?? "?")) to the household")
         let members = roster().filter { !$0.revoked }.map { RosterMember(publicKey: $0.device.publicKey, name: $0.device.name) }
-        send([Pairing.Admission.accepted(householdKey: household.key, roster: members)], on: id)
+        send(householdKeysForJoiner(publicKey, on: id) + [Pairing.Admission.accepted(householdKey: household.key, roster: members)], on: id)
         close(id, reason: "pairing done")
         publish(replica.lastChanges, origin: .local)
         rosterChanged()
@@ -106,7 +106,7 @@ extension EngineCore {
             return
         }
         let others = roster().filter { $0.id != identity.deviceID && !$0.revoked }
-        guard others.isEmpty || removedFromHousehold != nil else {
+        guard others.isEmpty || removedFromHousehold != nil || lockedOutOfHousehold else {
             complete(.failure(RPCError(code: .invalidOperation, message: "this device already shares a household with \(others.count) other device(s); remove it there first with `notesctl devices remove`")))
             return
         }
@@ -168,12 +168,14 @@ extension EngineCore {
     func joinReceived(_ frame: Frame, on id: PeerNetwork.ConnectionID, _ join: Pairing.Join) {
         let attemptID = join.attempt
         guard let attempt = joinAttempts[attemptID] else { return }
-        switch join.receive(frame) {
-        case .accepted(let householdKey, let members):
+        var join = join
+        let step = join.receive(frame)
+        connections[id]?.state = .joining(join)
+        switch step {
+        case .accepted(let householdKey, let members, let keys):
             let inviter = connections[id]?.remote
             do {
-                try household.replace(with: householdKey)
-                announceKeys()
+                try joinHousehold(key: householdKey, keys: keys)
                 // Even if a later step fails, what was added is committed: read it again.
                 defer { cachedRoster = nil }
                 for member in members where member.publicKey != identity.publicKey.bytes {
@@ -262,6 +264,7 @@ extension EngineCore {
         }
         removedFromHousehold = nil
         log.info("this device is a member of household \(household.householdID.prefix(8)) again")
+        reviewHouseholdKeys()
     }
 
     var notInHousehold: RPCError {

@@ -23,6 +23,9 @@ struct DialTarget {
     var lastErrorAt: UInt64?
     /// Refused (not on the roster, revoked, other household): not retried until something changes.
     var blocked = false
+    /// Dials in a row that the peer closed before the handshake finished: it did not accept
+    /// this device's key at message 1 (see `lockedOutOfHousehold`).
+    var handshakeRefusals = 0
 
 
     /// Exponential backoff from 1 s, doubling, capped at 5 minutes, with ±20% jitter so a
@@ -129,7 +132,7 @@ extension EngineCore {
         for key in targets.keys.sorted() {
             guard let target = targets[key], wantsDial(key), target.nextAttempt <= now else { continue }
             let id = environment.newConnectionID()
-            actions.append(.dial(id, target.address, psk: household.key))
+            actions.append(.dial(id, target.address, psk: dialKey(for: key)))
             connections[id] = Connection(id: id, direction: .outbound, remote: key, target: key, state: .dialing(.household))
         }
     }

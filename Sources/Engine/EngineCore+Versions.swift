@@ -4,10 +4,9 @@ import Peer
 /// Versions and features between devices (docs/protocol.md "Versions and features"): what
 /// this release says in its handshake payload, and what each connection agreed.
 extension EngineCore {
-    /// Features this release implements, by the names it advertises. None yet: the first
-    /// feature that needs a new frame type or record kind adds its name here and sends that
-    /// frame only where `agreement(on:)` says both devices use it.
-    public static let knownFeatures: Set<Feature> = []
+    /// Features this release implements, by the names it advertises. Each sends its frames
+    /// only where `agreement(on:)` says both devices use it.
+    public static let knownFeatures: Set<Feature> = [.keyRotation]
 
     /// What this device says about itself in handshake messages 2 and 3.
     public static let handshakeInfo = HandshakeInfo(
@@ -36,9 +35,9 @@ extension EngineCore {
             return false
         }
         do {
-            let agreement = try PeerAgreement.negotiate(local: Self.handshakeInfo, remote: remote, known: Self.knownFeatures)
+            let agreement = try PeerAgreement.negotiate(local: advertised, remote: remote, known: Self.knownFeatures)
             connections[id]?.agreement = agreement
-            let ignored = remote.features.subtracting(Self.handshakeInfo.features)
+            let ignored = remote.features.subtracting(advertised.features)
             log.debug("\(connections[id]?.remote ?? "\(id)") runs notesd \(agreement.peerVersionText), protocol \(agreement.protocolVersion)"
                 + (agreement.features.isEmpty ? "" : ", using \(agreement.features.map(\.rawValue).sorted().joined(separator: ", "))")
                 + (ignored.isEmpty ? "" : "; features not known here, ignored: \(ignored.sorted().joined(separator: ", "))"))

@@ -100,8 +100,9 @@ public final class EngineCore {
         case reply(RequestToken, Reply)
         /// Send an event to every watcher (only produced while `watching` is true).
         case emit(ControlEvent)
-        /// The pre-shared keys an inbound handshake may prove from now on: the household key,
-        /// then every invite's. `connectionEstablished`'s `matchedKeyIndex` indexes this list.
+        /// The pre-shared keys an inbound handshake may prove from now on: the household keys
+        /// (the current one, then older ones still accepted during a rotation), then every
+        /// invite's. `connectionEstablished`'s `matchedKeyIndex` indexes this list.
         case acceptKeys([PreSharedKey])
     }
 
@@ -123,6 +124,9 @@ public final class EngineCore {
     /// True while someone watches events: the shell says so before each input, and events
     /// are built only then (an initial sync changes thousands of notes).
     public var watching = false
+    /// What this device says in its handshake payloads, which is what it agrees from: this
+    /// release's `handshakeInfo`; the virtual network plays other releases by changing it.
+    public var advertised = EngineCore.handshakeInfo
     public private(set) var listenAddresses: [PeerAddress] = []
     /// Every connection the core knows, in one state each (`Connection.State`).
     var connections: [PeerNetwork.ConnectionID: Connection] = [:]
@@ -142,6 +146,10 @@ public final class EngineCore {
         didSet { announceKeys() }
     }
     var actions: [Action] = []
+    /// How many household keys lead the last `acceptKeys` list (the rest are invites').
+    var announcedHouseholdKeys = 1
+    /// Where household key rotation stands (EngineCore+KeyRotation).
+    var keyRotation: KeyRotation.Status = .notMember
     public private(set) var stopped = false
     /// Notes a catch-up left for the search index, as last counted; indexed in steps while
     /// no catch-up runs (EngineCore+SearchIndex).
@@ -169,6 +177,7 @@ public final class EngineCore {
         removedFromHousehold = try replica.removedFromHousehold
         // A catch-up cut short by the last stop left notes to index.
         searchIndexBacklog = try replica.notesAwaitingSearchIndex
+        reviewHouseholdKeys()
     }
 
     /// The pairing keys of the invites the replica keeps (used and expired ones for a day, so
@@ -177,7 +186,11 @@ public final class EngineCore {
         try replica.invites().compactMap { invite in InviteCode(secret: invite.secret).map { (invite.secretID, $0.pskForPairing) } }
     }
 
-    func announceKeys() { actions.append(.acceptKeys([household.key] + inviteKeys.map(\.key))) }
+    func announceKeys() {
+        let keys = household.held.map(\.key)
+        announcedHouseholdKeys = keys.count
+        actions.append(.acceptKeys(keys + inviteKeys.map(\.key)))
+    }
 
     /// What to do now, and when to be called next. Empties the action list.
     public func takeOutput() -> Output {
@@ -230,7 +243,7 @@ public final class EngineCore {
     // MARK: - Inputs: the network
 
     /// A handshake finished on `id`: the peer proved `publicKey` and, inbound, the key at
-    /// `matchedKeyIndex` of the last `acceptKeys` list (0 = household). `handshakePayload` is
+    /// `matchedKeyIndex` of the last `acceptKeys` list (household keys first). `handshakePayload` is
     /// the peer's `HandshakeInfo` (empty from release 0.1).
     public func connectionEstablished(
         _ id: PeerNetwork.ConnectionID, publicKey: DevicePublicKey, matchedKeyIndex: Int?, direction: PeerNetwork.Direction,
@@ -245,18 +258,19 @@ public final class EngineCore {
         link.publicKey = publicKey.bytes
         connections[id] = link
         guard agree(on: id, payload: handshakePayload) else { return }
-        if direction == .inbound, let index = matchedKeyIndex, index > 0 {
-            guard index - 1 < inviteKeys.count else {
+        if direction == .inbound, let index = matchedKeyIndex, index >= announcedHouseholdKeys {
+            guard index - announcedHouseholdKeys < inviteKeys.count else {
                 refuse(id, Refusal(.inviteUnknown, "this invite code is not known here; ask for a new one with `notesctl invite`"))
                 return
             }
-            connections[id]?.state = .admitting(Pairing.Admission(inviteSecretID: inviteKeys[index - 1].secretID))
+            connections[id]?.state = .admitting(Pairing.Admission(inviteSecretID: inviteKeys[index - announcedHouseholdKeys].secretID))
             log.info("pairing: \(peer.short) at \(remote) presented an invite")
             return
         }
         switch link.state {
         case .dialing(.join(let attempt)):
-            let (join, frames) = Pairing.Join.start(attempt: attempt, deviceName: settings.deviceName)
+            let (join, frames) = Pairing.Join.start(
+                attempt: attempt, deviceName: settings.deviceName, expectsKeys: connections[id]?.agreement?.uses(.keyRotation) == true)
             connections[id]?.state = .joining(join)
             send(frames, on: id)
             return
@@ -266,7 +280,7 @@ public final class EngineCore {
             // The network reports one handshake per connection; a second changes nothing.
             return
         }
-        if let target = link.target { updateTarget(target) { $0.device = peer } }
+        if let target = link.target { updateTarget(target) { $0.device = peer; $0.handshakeRefusals = 0 } }
         guard let member = rosterDevice(peer) else {
             refuse(id, Refusal(.notOnRoster, "device \(identity.deviceID.short) does not have \(peer.short) on its household roster; pair it with `notesctl invite` / `notesctl join`"))
             if let target = link.target { blockTarget(target, reason: "\(peer.short) at \(remote) is not on this household's roster") }
@@ -313,7 +327,12 @@ public final class EngineCore {
     /// The connection `id` ended (`reason` nil: closed cleanly by us).
     public func connectionClosed(_ id: PeerNetwork.ConnectionID, reason: String?, now: UInt64) {
         advance(now)
-        guard !stopped, let link = connections.removeValue(forKey: id) else { return }
+        guard !stopped else { return }
+        guard let link = connections.removeValue(forKey: id) else {
+            // An inbound connection whose handshake never finished (a wrong key, a scan).
+            if let reason { log.debug("connection \(id) ended before its handshake finished: \(reason)") }
+            return
+        }
         let wasSyncing: Bool
         switch link.state {
         case .syncing:
@@ -328,7 +347,10 @@ public final class EngineCore {
         case .joining(let join):
             wasSyncing = false
             joinClosed(join.attempt, failure: reason.map { .refused($0) })
-        case .dialing(.household), .admitting, .closing:
+        case .dialing(.household):
+            wasSyncing = false
+            if let target = link.target { updateTarget(target) { $0.handshakeRefusals += 1 } }
+        case .admitting, .closing:
             wasSyncing = false
         }
         // A catch-up cut short (here, or by a session that ended before the socket closed)
@@ -367,6 +389,10 @@ public final class EngineCore {
             }
             noteRemoval(frame, from: link)
         case .syncing(var session):
+            if case .householdKeys(let keys) = frame {
+                receivedHouseholdKeys(keys, on: id)
+                return
+            }
             noteRemoval(frame, from: link)
             if case .refuse(let refusal) = frame, let target = link.target,
                [.notOnRoster, .revoked, .protocolVersion].contains(refusal.code) {
@@ -426,6 +452,7 @@ public final class EngineCore {
                 connections[id]?.deviceName = hello.deviceName
                 log.info("syncing with \(hello.deviceName) (\(link.device?.short ?? "?")) at \(link.remote)")
                 if let named = connections[id] { persistPeer(named, error: nil) }
+                shareAllKeys(on: id)
                 emit(.peerConnected(PeerEvent(peer: peerStatus(device: link.device))))
             case .applied(let outcome):
                 applied(outcome, on: id)
@@ -472,6 +499,7 @@ public final class EngineCore {
         let emitsProgress = link.device != nil && (caughtUp || now >= link.lastProgressEvent + Self.progressEventInterval)
         if emitsProgress { link.lastProgressEvent = now }
         connections[id] = link
+        flushKeys(on: id)
         if becameCaughtUp {
             releaseMemoryIfIdle()
             persistPeer(link, error: nil, synced: true)
@@ -589,6 +617,7 @@ public final class EngineCore {
             }
         }
         for key in targets.keys { updateTarget(key) { $0.blocked = false; $0.retries = 0; $0.nextAttempt = min($0.nextAttempt, self.now) } }
+        reviewHouseholdKeys()
         dialDueTargets()
     }
 }

@@ -44,26 +44,35 @@ enum Pairing {
     /// The joining device's side of one connection of a `JoinAttempt`.
     struct Join {
         let attempt: JoinAttempt.ID
+        /// The inviter takes part in key rotation, so its key sets come with its answer (in
+        /// either order): the join completes when both are here.
+        let expectsKeys: Bool
+        private var keys: HouseholdKeys?
+        private var admitted: (key: PreSharedKey, roster: [RosterMember])?
 
         enum Step {
-            /// The inviter admitted us: its household key and roster.
-            case accepted(PreSharedKey, [RosterMember])
+            /// The inviter admitted us: its household key and roster, and its key sets if sent.
+            case accepted(PreSharedKey, [RosterMember], HouseholdKeys?)
             /// The inviter refused the code.
             case refused(RPCError)
-            /// Nothing to do (a frame pairing does not use, or a malformed key).
+            /// Nothing to do yet (half of the answer, a frame pairing does not use, or a
+            /// malformed key).
             case ignored
         }
 
         /// The handshake is done: ask to join under `deviceName`.
-        static func start(attempt: JoinAttempt.ID, deviceName: String) -> (Join, [Frame]) {
-            (Join(attempt: attempt), [.joinRequest(deviceName: deviceName)])
+        static func start(attempt: JoinAttempt.ID, deviceName: String, expectsKeys: Bool) -> (Join, [Frame]) {
+            (Join(attempt: attempt, expectsKeys: expectsKeys), [.joinRequest(deviceName: deviceName)])
         }
 
-        func receive(_ frame: Frame) -> Step {
+        mutating func receive(_ frame: Frame) -> Step {
             switch frame {
+            case .householdKeys(let keys):
+                guard expectsKeys else { return .ignored }
+                self.keys = keys
             case .joinAccepted(let key, let members):
                 guard let householdKey = PreSharedKey(bytes: key) else { return .ignored }
-                return .accepted(householdKey, members)
+                admitted = (householdKey, members)
             case .refuse(let refusal):
                 let code: ControlErrorCode = switch refusal.code {
                 case .inviteExpired: .inviteExpired
@@ -74,6 +83,8 @@ enum Pairing {
             default:
                 return .ignored
             }
+            guard let admitted, keys != nil || !expectsKeys else { return .ignored }
+            return .accepted(admitted.key, admitted.roster, keys)
         }
     }
 }

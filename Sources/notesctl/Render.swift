@@ -91,6 +91,7 @@ struct Render {
             ("socket", status.controlSocket),
             ("data", status.dataDir),
             ("discovery", discovery),
+            ("household key", status.household?.key.map(Self.householdKey) ?? "-"),
             ("notes", String(status.noteCount) + (status.notesToIndex.map { ", indexing \($0) for search (search misses them until then)" } ?? "")),
             ("started", time.relative(status.started)),
             ("entries", "\(counters.entriesSent) sent, \(counters.entriesReceived) received"),
@@ -104,6 +105,11 @@ struct Render {
         lines.append("")
         lines.append(status.peers.isEmpty ? "No peers yet: run `notesctl invite` here and `notesctl join` on another device." : peers(status.peers))
         return lines.joined(separator: "\n")
+    }
+
+    /// The household key line of `status`: its epoch and where rotation stands.
+    static func householdKey(_ key: HouseholdKeyState) -> String {
+        "epoch \(key.epoch)" + (key.previousKeysAccepted > 0 ? " (and \(key.previousKeysAccepted) older still accepted)" : "") + ": \(key.message)"
     }
 
     /// The web server line of `status`: where, and whether the port had to change.
@@ -130,10 +136,10 @@ struct Render {
 
     func devices(_ devices: [DeviceInfo]) -> String {
         TextTable(
-            header: ["DEVICE", "NAME", "ADDED", "VERSION", "STATE"],
+            header: ["DEVICE", "NAME", "ADDED", "VERSION", "KEY", "STATE"],
             rows: devices.map { device in
                 let state = device.revoked ? "removed" : device.isSelf ? "this device" : device.connected ? "connected" : "not connected"
-                return [device.short, device.name, time.relative(device.added), device.version ?? "-", state]
+                return [device.short, device.name, time.relative(device.added), device.version ?? "-", device.keyEpoch.map { "epoch \($0)" } ?? "-", state]
             }
         ).render()
     }

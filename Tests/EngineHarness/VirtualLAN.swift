@@ -28,8 +28,9 @@ public struct SimRandom {
 /// handshake done, frames, closed). The Noise handshake itself is proven by the channel
 /// tests, so here a dial is "done" when the dialled node accepts the key it proved: the
 /// matched index comes from the keys that node's core last announced, as the real network
-/// reads them, so a wrong invite code fails the handshake like the real one. Faults (drops,
-/// duplicates, delays that reorder) apply to frames; partitions cut pairs of nodes; crashes
+/// reads them, so a wrong invite code fails the handshake like the real one. A connection keeps
+/// its frames in order, as TCP does; faults (drops, duplicates, slow frames that later ones
+/// overtake) apply to frames; partitions cut pairs of nodes; crashes
 /// end a node's core and connections at once, and a relaunch opens the same files again.
 public final class VirtualLAN {
     public struct Faults: Sendable {
@@ -59,7 +60,7 @@ public final class VirtualLAN {
         public fileprivate(set) var core: EngineCore?
         /// Bumped at every launch: deliveries meant for an earlier life are dropped.
         fileprivate var incarnation = 0
-        fileprivate var acceptedKeys: [PreSharedKey] = []
+        public fileprivate(set) var acceptedKeys: [PreSharedKey] = []
         /// The next deadline, on this node's clock.
         fileprivate var deadline: UInt64?
         /// Answers to parked requests (`join`, `connect`, `sync --wait`).
@@ -71,7 +72,12 @@ public final class VirtualLAN {
         public var crashRequested = false
         /// What the node says in its handshake payload: this release's `HandshakeInfo`; a test
         /// sets `[]` to play a device of release 0.1, or anything else to play a newer one.
-        public var handshakePayload = EngineCore.handshakePayload
+        public var handshakePayload = EngineCore.handshakePayload {
+            didSet { core?.advertised = advertised }
+        }
+
+        /// What the node's core agrees from: what it says.
+        var advertised: HandshakeInfo { (try? HandshakeInfo.decode(handshakePayload)) ?? .release01 }
 
         init(index: Int, name: String, directory: String, skew: Int64, privateKey: [UInt8]) {
             self.index = index
@@ -103,6 +109,9 @@ public final class VirtualLAN {
         var gone: Set<End> = []
         /// The latest delivery scheduled toward each end: a close comes after the data.
         var lastDelivery: [End: UInt64] = [:]
+        /// The latest frame scheduled toward each end in order: like TCP, a connection keeps
+        /// its frames in order, and only a slow frame (a fault) is overtaken.
+        var lastInOrder: [End: UInt64] = [:]
 
         init(dialer: End, psk: PreSharedKey, address: PeerAddress) {
             self.dialer = dialer
@@ -180,7 +189,7 @@ public final class VirtualLAN {
 
     public func localTime(_ node: Node) -> UInt64 { UInt64(Int64(now) + node.skew) }
 
-    static func pair(_ a: Int, _ b: Int) -> String { "\(min(a, b))-\(max(a, b))" }
+    public static func pair(_ a: Int, _ b: Int) -> String { "\(min(a, b))-\(max(a, b))" }
 
     func reachable(_ a: Int, _ b: Int) -> Bool { !partitions.contains(Self.pair(a, b)) }
 
@@ -202,7 +211,8 @@ public final class VirtualLAN {
         let settings = EngineCore.Settings(dataDirectory: node.directory, deviceName: node.name, controlSocket: node.directory + "/control.sock")
         let core = try EngineCore(
             settings: settings, replica: replica, identity: node.identity, household: household, environment: environment,
-            log: .silent, now: localTime(node))
+            log: Self.log(for: node.name), now: localTime(node))
+        core.advertised = node.advertised
         node.core = core
         trace.append("\(node.name) starts")
         input(node) { $0.listening(on: [node.address], now: $1) }
@@ -214,6 +224,14 @@ public final class VirtualLAN {
             appear(other, to: node)
             appear(node, to: other)
         }
+    }
+
+    /// Silent, unless `NOTES_LAN_LOG=1` asks for every core's log on standard output (to see
+    /// what a failing test or seed did).
+    static func log(for name: String) -> EngineCore.Logger {
+        guard ProcessInfo.processInfo.environment["NOTES_LAN_LOG"] == "1" else { return .silent }
+        let line: @Sendable (String, String) -> Void = { level, message in print("\(name) \(level): \(message)") }
+        return EngineCore.Logger(debug: { line("debug", $0) }, info: { line("info", $0) }, warning: { line("warning", $0) }, error: { line("error", $0) })
     }
 
     /// The node shuts down cleanly: its sessions say goodbye, then it is gone.
@@ -335,10 +353,16 @@ public final class VirtualLAN {
                 if random.chance(faults.drop) { continue }
                 let bytes = FrameCodec.encode(frame)
                 for _ in 0..<(random.chance(faults.duplicate) ? 2 : 1) {
-                    var latency = UInt64(1 + random.below(40))
-                    if random.chance(faults.slow) { latency += UInt64(random.below(3_000)) }
-                    schedule(.frame(other, wire, bytes), at: now + latency)
-                    wire.lastDelivery[other] = max(wire.lastDelivery[other] ?? 0, now + latency)
+                    let latency = UInt64(1 + random.below(40))
+                    let at: UInt64
+                    if random.chance(faults.slow) {
+                        at = now + latency + UInt64(random.below(3_000))
+                    } else {
+                        at = max(now + latency, wire.lastInOrder[other] ?? 0)
+                        wire.lastInOrder[other] = at
+                    }
+                    schedule(.frame(other, wire, bytes), at: at)
+                    wire.lastDelivery[other] = max(wire.lastDelivery[other] ?? 0, at)
                 }
             }
         case .close(let id, let reason):

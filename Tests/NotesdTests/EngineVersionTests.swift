@@ -79,10 +79,14 @@ import Testing
         let tooNew = HandshakeInfo(software: "9.0.0", protocols: [2], features: [])
         bob.handshakePayload = tooNew.encoded
         try home.lan.launch(bob)
-        let failure = PeerAgreement.Failure.noCommonProtocol(local: [1], remote: [2], remoteSoftware: "9.0.0")
-        // Bob dials alice (the address its join kept); alice refuses, and bob, told why, stops trying.
-        try home.wait("bob blocked by alice's refusal", on: bob) { core in
-            core.peerStatuses().contains { $0.status == .blocked && $0.lastError == failure.description }
+        // Bob dials alice (the address its join kept); each sees no protocol in common (alice
+        // refuses, and bob agrees from what it says itself), and bob stops trying.
+        let failures = [
+            PeerAgreement.Failure.noCommonProtocol(local: [1], remote: [2], remoteSoftware: "9.0.0").description,
+            PeerAgreement.Failure.noCommonProtocol(local: [2], remote: [1], remoteSoftware: NotesVersion.string).description,
+        ]
+        try home.wait("bob blocked for want of a common protocol", on: bob) { core in
+            core.peerStatuses().contains { $0.status == .blocked && failures.contains($0.lastError ?? "") }
         }
         try home.lan.advance(by: 600_000)
         #expect(try !home.run(alice) { $0.peerStatuses() }.contains { $0.name == "bob" && $0.connected })

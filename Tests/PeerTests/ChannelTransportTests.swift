@@ -140,6 +140,16 @@ struct ChannelTransportTests {
         #expect(responder.receiveEndOfStream().error == ChannelError(.unexpectedEndOfStream(midFrame: false)))
     }
 
+    @Test("a responder that closes without answering message 1 did not take the initiator's key")
+    func closedBeforeMessage2() {
+        let household = ChannelHousehold()
+        var initiator = SecureChannel(role: .initiator(psk: household.householdKey), identity: household.alice)
+        _ = initiator.start()
+        let error = initiator.receiveEndOfStream().error
+        #expect(error == ChannelError(.closedBeforeMessage2))
+        #expect(error?.description.contains("removed from the household") == true)
+    }
+
     @Test("a first transport frame that is not a 24-byte stream header is refused")
     func invalidStreamHeader() {
         let household = ChannelHousehold()

@@ -125,7 +125,7 @@ import TestSupport
         let path = directory.file("older.db")
         try a.database.execute("VACUUM INTO '\(path)'")
         do {
-            // Back to schema version 3: what migrations 4 to 7 added (or dropped) is back as it was.
+            // Back to schema version 3: what migrations 4 to 8 added (or dropped) is back as it was.
             let older = try Database(path: path)
             try older.execute(
                 """
@@ -136,6 +136,7 @@ import TestSupport
                 ALTER TABLE peers ADD COLUMN status TEXT NOT NULL DEFAULT 'offline';
                 ALTER TABLE peers ADD COLUMN entries_behind INTEGER NOT NULL DEFAULT 0;
                 ALTER TABLE peers DROP COLUMN software;
+                DROP TABLE key_grants; DROP TABLE key_holdings;
                 PRAGMA user_version = 3;
                 """)
         }

@@ -245,11 +245,14 @@ final class Simulation {
         return "\(min(a, b))-\(max(a, b))"
     }
 
-    /// Every node a member, connected to every other, caught up, holding the same vector.
+    /// Every node a member, connected to every other, caught up, holding the same vector and
+    /// the same household key, and accepting no older one (docs/security.md, "Key rotation").
     func settled() -> Bool {
         guard nodes.allSatisfy(isMember) else { return false }
         let vectors = Set(nodes.map { $0.core!.replica.vector })
         guard vectors.count == 1 else { return false }
+        let keys = Set(nodes.map { $0.core!.household.current.version })
+        guard keys.count == 1, nodes.allSatisfy({ $0.core!.household.held.count == 1 }) else { return false }
         for node in nodes {
             let peers = node.core!.peerStatuses()
             for other in nodes where other !== node {
@@ -283,7 +286,8 @@ final class Simulation {
         }
         let lines = nodes.map { node in
             let peers = node.core!.peerStatuses().map { "\($0.name ?? $0.address ?? "?"): \($0.status)\($0.connected ? "" : " (away)")\($0.lastError.map { " – \($0)" } ?? "")" }
-            return "\(node.name): member \(isMember(node)), vector \(node.core!.replica.vector); " + peers.joined(separator: "; ")
+            let keys = node.core!.household.held.map(\.version.description).joined(separator: ", ")
+            return "\(node.name): member \(isMember(node)), vector \(node.core!.replica.vector), keys \(keys); " + peers.joined(separator: "; ")
         }
         throw failure("the household did not settle after healing\n  " + lines.joined(separator: "\n  "))
     }
@@ -308,6 +312,14 @@ final class Simulation {
             }
             let problems = try receiver.integrityProblems()
             guard problems.isEmpty else { throw failure("integrity: \(problems.joined(separator: "; "))") }
+        }
+        // One household key, sealed to no device that was ever removed without coming back.
+        let key = lan.nodes[0].core!.household.current.version
+        let roster = try replicas[0].listDevices()
+        let revoked = Set(roster.filter(\.device.revoked).map(\.device.publicKey))
+        let sealedTo = try replicas[0].keyGrants().filter { $0.key == key }.map(\.member)
+        guard key.epoch > 0 || revoked.isEmpty, !sealedTo.contains(where: revoked.contains) else {
+            throw failure("the household key \(key) may be held by a removed device")
         }
         // No lost text.
         let library = replicas[0]

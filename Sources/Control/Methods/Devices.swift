@@ -14,8 +14,15 @@ public struct DeviceInfo: Codable, Hashable, Sendable {
     /// Its notesd version as last seen in a handshake ("0.1 or earlier" when it advertised
     /// none); this device's own for `isSelf`; absent when never seen (added after 0.1).
     public var version: String?
+    /// The newest household key epoch it says it holds (docs/security.md, "Key rotation");
+    /// absent when it never said (a release without key rotation, or not heard from yet).
+    public var keyEpoch: UInt64?
 
-    public init(id: String, short: String, name: String, isSelf: Bool, revoked: Bool, added: Timestamp, connected: Bool, version: String? = nil) {
+    public init(
+        id: String, short: String, name: String, isSelf: Bool, revoked: Bool, added: Timestamp, connected: Bool, version: String? = nil,
+        keyEpoch: UInt64? = nil
+    ) {
+        self.keyEpoch = keyEpoch
         self.id = id
         self.short = short
         self.name = name

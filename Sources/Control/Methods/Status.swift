@@ -81,11 +81,48 @@ public struct HouseholdInfo: Codable, Hashable, Sendable {
     public var short: String
     /// Devices on the roster that are not revoked, this one included.
     public var deviceCount: Int
+    /// The household key as this device holds it; absent from daemons before key rotation.
+    public var key: HouseholdKeyState?
 
-    public init(id: String, short: String, deviceCount: Int) {
+    public init(id: String, short: String, deviceCount: Int, key: HouseholdKeyState? = nil) {
         self.id = id
         self.short = short
         self.deviceCount = deviceCount
+        self.key = key
+    }
+}
+
+/// The household key as this device sees it (docs/security.md, "Key rotation").
+public struct HouseholdKeyState: Codable, Hashable, Sendable {
+    public enum State: String, Codable, Hashable, Sendable {
+        /// Nothing pending.
+        case settled
+        /// A new key is held here; the previous one is still accepted until every member
+        /// holds the new one.
+        case distributing
+        /// A removed device may still hold the key; a member's notesd must be updated first.
+        case waitingForUpdate
+        /// A newer key exists and has not reached this device yet.
+        case waitingForKey
+        /// This device is not a member of a household.
+        case notMember
+        /// Household devices no longer accept this device's key: it was probably removed.
+        case lockedOut
+    }
+
+    /// 0 for the key the household started with, one more at each rotation.
+    public var epoch: UInt64
+    public var state: State
+    /// What is happening, and what to do, as a sentence.
+    public var message: String
+    /// Older keys still accepted from devices that have not taken the current one.
+    public var previousKeysAccepted: Int
+
+    public init(epoch: UInt64, state: State, message: String, previousKeysAccepted: Int) {
+        self.epoch = epoch
+        self.state = state
+        self.message = message
+        self.previousKeysAccepted = previousKeysAccepted
     }
 }
 

@@ -59,6 +59,12 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
         self.init(keyPair: X25519KeyPair(privateKey: Array(privateKey)))
     }
 
+    /// Opens a household key sealed to this device (`PreSharedKey.sealed(to:)`); `nil` when it
+    /// was sealed to another device, altered, or is not a 32-byte key.
+    public func openSealedKey(_ box: [UInt8]) -> PreSharedKey? {
+        Sodium.openSealed(box, publicKey: keyPair.publicKey, privateKey: keyPair.privateKey).flatMap { PreSharedKey(bytes: $0) }
+    }
+
     /// A new random identity.
     public static func generate() -> DeviceIdentity {
         DeviceIdentity(keyPair: .generate())

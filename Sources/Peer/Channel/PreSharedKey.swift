@@ -23,6 +23,13 @@ public struct PreSharedKey: Equatable, Sendable, CustomStringConvertible {
         PreSharedKey(exactly: Sodium.randomBytes(byteCount))
     }
 
+    /// A public name for the key (16 bytes of a hash): devices say which key they hold
+    /// without revealing it (docs/security.md, "Key rotation").
+    public var fingerprint: [UInt8] { Array(Sodium.hash256(Array("notesd key fingerprint v1".utf8) + bytes).bytes.prefix(16)) }
+
+    /// The key sealed to one device, so only that device can read it.
+    public func sealed(to device: DevicePublicKey) -> [UInt8] { Sodium.seal(bytes, to: device.bytes) }
+
     public static func == (lhs: PreSharedKey, rhs: PreSharedKey) -> Bool {
         Sodium.constantTimeEqual(lhs.bytes, rhs.bytes)
     }

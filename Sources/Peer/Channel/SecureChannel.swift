@@ -161,6 +161,10 @@ public struct SecureChannel: Sendable {
             break
         case .failed(let error):
             output.error = error
+        case .initiatorAwaitingMessage2 where decoder.bufferedByteCount == 0:
+            let error = ChannelError(.closedBeforeMessage2)
+            state = .failed(error)
+            output.error = error
         case .initiatorReady, .initiatorAwaitingMessage2, .responderAwaitingMessage1, .responderAwaitingMessage3, .established:
             let error = ChannelError(.unexpectedEndOfStream(midFrame: decoder.bufferedByteCount > 0))
             state = .failed(error)
@@ -359,6 +363,8 @@ public struct ChannelError: Error, Equatable, Sendable, CustomStringConvertible 
         case frameAfterClose
         /// The connection ended without the peer's clean close.
         case unexpectedEndOfStream(midFrame: Bool)
+        /// The responder closed without answering message 1: no key of its took ours.
+        case closedBeforeMessage2
         /// `send` was given more than a frame can carry.
         case plaintextTooLarge(length: Int, limit: Int)
         /// `send` was called before the handshake finished.
@@ -389,6 +395,9 @@ public struct ChannelError: Error, Equatable, Sendable, CustomStringConvertible 
             "the peer sent data after closing its side of the connection"
         case .unexpectedEndOfStream(let midFrame):
             "the connection ended\(midFrame ? " in the middle of a frame" : "") without the peer's clean close; what arrived may be cut short"
+        case .closedBeforeMessage2:
+            "the peer closed the connection without answering handshake message 1: it does not accept this device's key "
+                + "(another household, a used or expired invite, or this device was removed from the household)"
         case .plaintextTooLarge(let length, let limit):
             "cannot send \(length) bytes in one frame; the limit is \(limit)"
         case .notEstablished:

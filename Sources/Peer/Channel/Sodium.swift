@@ -53,6 +53,30 @@ public enum Sodium {
         return shared
     }
 
+    /// The bytes `seal` adds to a message (an ephemeral public key and a MAC).
+    public static let sealOverhead = Int(crypto_box_sealbytes())
+
+    /// Seals `message` to an X25519 public key (`crypto_box_seal`): only the holder of the
+    /// matching private key can open it, and the box says nothing about who sealed it.
+    static func seal(_ message: [UInt8], to publicKey: [UInt8]) -> [UInt8] {
+        initialize()
+        precondition(publicKey.count == 32, "X25519 public keys are 32 bytes")
+        var box = [UInt8](repeating: 0, count: message.count + sealOverhead)
+        let status = crypto_box_seal(&box, message, UInt64(message.count), publicKey)
+        precondition(status == 0, "crypto_box_seal failed with a valid key")
+        return box
+    }
+
+    /// Opens a box made by `seal` for this key pair; `nil` when it was sealed to another key
+    /// or altered.
+    static func openSealed(_ box: [UInt8], publicKey: [UInt8], privateKey: [UInt8]) -> [UInt8]? {
+        initialize()
+        guard box.count >= sealOverhead, publicKey.count == 32, privateKey.count == 32 else { return nil }
+        var message = [UInt8](repeating: 0, count: box.count - sealOverhead)
+        guard crypto_box_seal_open(&message, box, UInt64(box.count), publicKey, privateKey) == 0 else { return nil }
+        return message
+    }
+
     /// ChaCha20-Poly1305 (IETF) with the Noise nonce encoding: 32 zero bits, then the
     /// 64-bit counter little-endian (Noise rev 34 §12.3).
     static func chaChaPolyEncrypt(key: [UInt8], nonce: UInt64, associatedData: [UInt8], plaintext: [UInt8]) -> [UInt8] {

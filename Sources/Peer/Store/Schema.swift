@@ -197,5 +197,23 @@ enum Schema {
         """
         ALTER TABLE peers ADD COLUMN software TEXT;
         """,
+        // 8: household key rotation (docs/security.md, "Key rotation"): each rotated key
+        // sealed to each member, and which members hold which key. Grow-only sets gossiped
+        // between devices that use the `key-rotation` feature, outside the replicated log.
+        """
+        CREATE TABLE key_grants (
+            fingerprint BLOB NOT NULL,
+            epoch INTEGER NOT NULL,
+            member BLOB NOT NULL,
+            sealed BLOB NOT NULL,
+            PRIMARY KEY (fingerprint, member)
+        ) WITHOUT ROWID;
+        CREATE TABLE key_holdings (
+            member BLOB NOT NULL,
+            fingerprint BLOB NOT NULL,
+            epoch INTEGER NOT NULL,
+            PRIMARY KEY (member, fingerprint)
+        ) WITHOUT ROWID;
+        """,
     ]
 }

@@ -28,6 +28,9 @@ public enum Frame: Hashable, Sendable {
     case joinRequest(deviceName: String)
     /// Pairing: admitted. The household key and the roster as the inviter has it.
     case joinAccepted(householdKey: [UInt8], roster: [RosterMember])
+    /// Household keys sealed to members, and which keys members hold. Sent only where both
+    /// devices advertised the `key-rotation` feature (never to a protocol-1 device).
+    case householdKeys(HouseholdKeys)
 }
 
 /// Why a peer ends the conversation: a code programs can act on, and a sentence for people.
@@ -101,10 +104,12 @@ public enum FrameCodec {
         public static let deviceName = 1_024
         public static let reason = 4_096
         public static let rosterMembers = 10_000
+        public static let keyGrants = 100_000
+        public static let sealedKey = 256
     }
 
     enum Tag: UInt8 {
-        case hello = 1, refuse, entries, ack, rewind, needBlocks, blocks, ping, pong, have, joinRequest, joinAccepted
+        case hello = 1, refuse, entries, ack, rewind, needBlocks, blocks, ping, pong, have, joinRequest, joinAccepted, householdKeys
     }
 
     enum ContentTag: UInt8 {
@@ -173,6 +178,20 @@ public enum FrameCodec {
                 writer.data(member.publicKey)
                 writer.string(member.name)
             }
+        case .householdKeys(let keys):
+            writer.u8(Tag.householdKeys.rawValue)
+            writer.data(keys.household)
+            writer.varint(keys.grants.count)
+            for grant in keys.grants {
+                write(grant.key, to: &writer)
+                writer.data(grant.member)
+                writer.data(grant.sealed)
+            }
+            writer.varint(keys.holdings.count)
+            for holding in keys.holdings {
+                writer.data(holding.member)
+                write(holding.key, to: &writer)
+            }
         }
         return writer.bytes
     }
@@ -234,9 +253,44 @@ public enum FrameCodec {
                 roster.append(RosterMember(publicKey: publicKey, name: try reader.string("member name", cap: Limits.deviceName)))
             }
             frame = .joinAccepted(householdKey: key, roster: roster)
+        case .householdKeys:
+            let household = try reader.data("household id", cap: 16)
+            guard household.count == 16 else { throw DecodeError("a household id must be 16 bytes") }
+            let grantCount = try reader.count("key grant count", cap: Limits.keyGrants)
+            var grants: [KeyGrant] = []
+            for _ in 0..<grantCount {
+                let key = try readKeyVersion(&reader)
+                let member = try readMemberKey(&reader)
+                grants.append(KeyGrant(key: key, member: member, sealed: try reader.data("sealed key", cap: Limits.sealedKey)))
+            }
+            let holdingCount = try reader.count("key holding count", cap: Limits.keyGrants)
+            var holdings: [KeyHolding] = []
+            for _ in 0..<holdingCount {
+                let member = try readMemberKey(&reader)
+                holdings.append(KeyHolding(member: member, key: try readKeyVersion(&reader)))
+            }
+            frame = .householdKeys(HouseholdKeys(household: household, grants: grants, holdings: holdings))
         }
         try reader.expectEnd("frame")
         return frame
+    }
+
+    private static func write(_ key: KeyVersion, to writer: inout ByteWriter) {
+        writer.varint(key.epoch)
+        writer.data(key.fingerprint)
+    }
+
+    private static func readKeyVersion(_ reader: inout ByteReader) throws -> KeyVersion {
+        let epoch = try reader.storableVarint("key epoch")
+        let fingerprint = try reader.data("key fingerprint", cap: 16)
+        guard fingerprint.count == 16 else { throw DecodeError("a key fingerprint must be 16 bytes") }
+        return KeyVersion(epoch: epoch, fingerprint: fingerprint)
+    }
+
+    private static func readMemberKey(_ reader: inout ByteReader) throws -> [UInt8] {
+        let key = try reader.data("member key", cap: 32)
+        guard key.count == 32 else { throw DecodeError("a member's key must be 32 bytes") }
+        return key
     }
 
     private static func write(_ vector: VersionVector, to writer: inout ByteWriter) {

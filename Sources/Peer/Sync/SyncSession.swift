@@ -285,7 +285,7 @@ public struct SyncSession {
                 output.frames.append(.pong(nonce, store.vector))
             case .pong:
                 break
-            case .entries, .ack, .rewind, .needBlocks, .blocks, .have, .joinRequest, .joinAccepted:
+            case .entries, .ack, .rewind, .needBlocks, .blocks, .have, .joinRequest, .joinAccepted, .householdKeys:
                 close("protocol error: the peer sent data before its Hello", output: &output)
             }
         case .running(var running):
@@ -298,6 +298,9 @@ public struct SyncSession {
                 return
             case .joinRequest, .joinAccepted:
                 close("protocol error: pairing messages on a sync session", output: &output)
+                return
+            case .householdKeys:
+                // The engine reads these (EngineCore+KeyRotation); they do not touch the log.
                 return
             case .entries(let batch):
                 try receiveBatch(batch, running: &running, store: store, now: now, output: &output)
