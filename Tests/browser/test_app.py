@@ -228,6 +228,11 @@ class Household(PairedHousehold):
         b.press("Remove phone")
         b.wait_text(".devices", "phone was removed")
         wait_for(lambda: next(d for d in self.laptop.ctl_json("devices") if d["name"] == "phone")["revoked"], "the phone revoked")
+        # The removal rotated the household key; the desktop takes the new one.
+        wait_for(lambda: self.laptop.ctl_json("status")["household"]["key"]["epoch"] == 1, "the household key rotated")
+        b.button("Notes").click()
+        b.button("Devices").click()
+        b.wait_text(".devices", "key epoch 1")
         b.button("Notes").click()
 
     # 5 ---------------------------------------------------------------------------------------

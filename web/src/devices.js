@@ -52,6 +52,7 @@ export class DevicesView {
       if (peer?.lastError) details.push(peer.lastError);
       if (device.version) details.push(`notesd ${device.version}`);
       if (device.isSelf && this.status.version) details.push(`notesd ${this.status.version}`);
+      if (!device.revoked && device.keyEpoch !== undefined && device.keyEpoch !== null) details.push(`key epoch ${device.keyEpoch}`);
       return h('li', { class: `device${device.revoked ? ' revoked' : ''}`, dataset: { device: device.id } },
         h('div', { class: 'device-main' },
           h('span', { class: 'device-name' }, device.name),
@@ -84,12 +85,16 @@ export class DevicesView {
     h('p', { id: 'join-help', class: 'muted' }, 'On a device of the household: Devices → Add a device, or `notesctl invite`. This device’s notes are kept and merged in.'),
     joinButton);
     const household = this.status.household;
+    const key = household?.key;
     replace(this.pane,
       h('div', { class: 'devices' },
         h('h2', {}, 'Devices'),
         h('p', {}, household
           ? `Household ${household.short} · ${household.deviceCount} ${household.deviceCount === 1 ? 'device' : 'devices'}`
+            + (key ? ` · key epoch ${key.epoch}` : '')
           : 'This device is not in a household any more: its notes are kept. Join one below.'),
+        // Only when something is pending: a rotation waiting, or this device locked out.
+        key && key.state !== 'settled' ? h('p', { class: 'key-state muted' }, `Household key: ${key.message}`) : null,
         this.message,
         h('ul', { class: 'device-list', 'aria-label': 'Household devices' }, rows),
         h('section', { class: 'card', 'aria-labelledby': 'add-heading' },
