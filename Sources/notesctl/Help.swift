@@ -15,15 +15,17 @@ struct CommandSpec: Sendable {
         CommandSpec(
             name: "status", usage: "status",
             summary: "Show this device, its household, its peers and sync counters.",
-            details: "Shows the device id and name, the household, listen addresses, discovery, every peer's sync state and the counters since notesd started."),
+            details: "Shows the device id and name, the household and its key (epoch, and what a rotation waits for), listen addresses, discovery, every peer's sync state and the counters since notesd started."),
         CommandSpec(
             name: "devices", usage: "devices [remove DEVICE]",
             summary: "List the household's devices, or remove one.",
             details: """
-            devices                 list every device on the household roster
+            devices                 list every device on the household roster, with its
+                                    notesd version and household key epoch
             devices remove DEVICE   revoke DEVICE (its name, its full id or a unique id
                                     prefix) everywhere; it can no longer sync with the
-                                    household (a new invite can take it back)
+                                    household, and the household key is replaced (a new
+                                    invite can take it back)
             """),
         CommandSpec(
             name: "invite", usage: "invite",
