@@ -6,12 +6,6 @@ import TestSupport
 /// `notesctl backup` under a write storm and `notesd --restore-backup` with real daemons
 /// (docs/architecture.md, "Backups").
 @Suite(.serialized) struct BackupTests {
-    func pair(_ joiner: Daemon, through inviter: Daemon) throws {
-        let invite = try inviter.json(["invite"]) as! [String: Any]
-        let joined = try joiner.ctl(["join", invite["code"] as! String, "--address", inviter.address])
-        guard joined.status == 0 else { throw HarnessError("join failed: \(joined.error)") }
-    }
-
     func syncWait(_ daemons: [Daemon]) throws {
         for daemon in daemons { try daemon.ctl(["sync", "--wait", "--timeout", "30"]) }
     }

@@ -81,6 +81,23 @@ final class Daemon {
     deinit { kill9() }
 }
 
+/// `joiner` joins `inviter`'s household through a real invite code and `notesctl join`.
+func pair(_ joiner: Daemon, through inviter: Daemon) throws {
+    let invite = try inviter.json(["invite"]) as! [String: Any]
+    let joined = try joiner.ctl(["join", invite["code"] as! String, "--address", inviter.address])
+    guard joined.status == 0 else { throw HarnessError("join failed: \(joined.error)") }
+}
+
+/// Daemons named `names` under `root`, each a static peer of every other, started, and paired
+/// into the first one's household.
+func startHousehold(_ names: [String], root: String) throws -> [Daemon] {
+    let daemons = try names.map { try Daemon(name: $0, root: root) }
+    for daemon in daemons { daemon.peers = daemons.filter { $0 !== daemon }.map(\.port) }
+    for daemon in daemons { try daemon.start() }
+    for joiner in daemons.dropFirst() { try pair(joiner, through: daemons[0]) }
+    return daemons
+}
+
 struct HarnessError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }

@@ -6,13 +6,6 @@ import TestSupport
 /// Three real notesd processes on loopback with static peers, paired through the real
 /// invite/join flow, driven only by notesctl (issue: "notesd the daemon…", Proof).
 @Suite(.serialized) struct HouseholdTests {
-    func pair(_ joiner: Daemon, through inviter: Daemon) throws {
-        let invite = try inviter.json(["invite"]) as! [String: Any]
-        let code = invite["code"] as! String
-        let joined = try joiner.ctl(["join", code, "--address", inviter.address])
-        guard joined.status == 0 else { throw HarnessError("join failed: \(joined.error)") }
-    }
-
     func syncWait(_ daemons: [Daemon]) throws {
         for daemon in daemons { try daemon.ctl(["sync", "--wait", "--timeout", "30"]) }
     }
@@ -31,17 +24,9 @@ import TestSupport
 
     func threeDevicesStory() throws {
         let scratch = try Scratch()
-        let alpha = try Daemon(name: "alpha", root: scratch.path)
-        let bravo = try Daemon(name: "bravo", root: scratch.path)
-        let charlie = try Daemon(name: "charlie", root: scratch.path)
-        alpha.peers = [bravo.port, charlie.port]
-        bravo.peers = [alpha.port, charlie.port]
-        charlie.peers = [alpha.port, bravo.port]
-        for daemon in [alpha, bravo, charlie] { try daemon.start() }
-        defer { for daemon in [alpha, bravo, charlie] { daemon.stop() } }
-
-        try pair(bravo, through: alpha)
-        try pair(charlie, through: alpha)
+        let household = try startHousehold(["alpha", "bravo", "charlie"], root: scratch.path)
+        let (alpha, bravo, charlie) = (household[0], household[1], household[2])
+        defer { for daemon in household { daemon.stop() } }
         let devices = try charlie.json(["devices"]) as! [[String: Any]]
         #expect(devices.count == 3)
 

@@ -10,12 +10,6 @@ import TestSupport
         try await offThePool { try rotationStory() }
     }
 
-    func pair(_ joiner: Daemon, through inviter: Daemon) throws {
-        let invite = try inviter.json(["invite"]) as! [String: Any]
-        let joined = try joiner.ctl(["join", invite["code"] as! String, "--address", inviter.address])
-        guard joined.status == 0 else { throw HarnessError("join failed: \(joined.error)") }
-    }
-
     /// `status --json`'s household key: (epoch, state, older keys accepted).
     func key(_ daemon: Daemon) throws -> (epoch: Int, state: String, previous: Int)? {
         let status = try daemon.json(["status"]) as! [String: Any]
@@ -33,16 +27,9 @@ import TestSupport
 
     func rotationStory() throws {
         let scratch = try Scratch()
-        let alpha = try Daemon(name: "alpha", root: scratch.path)
-        let bravo = try Daemon(name: "bravo", root: scratch.path)
-        let charlie = try Daemon(name: "charlie", root: scratch.path)
-        alpha.peers = [bravo.port, charlie.port]
-        bravo.peers = [alpha.port, charlie.port]
-        charlie.peers = [alpha.port, bravo.port]
-        for daemon in [alpha, bravo, charlie] { try daemon.start() }
-        defer { for daemon in [alpha, bravo, charlie] { daemon.stop() } }
-        try pair(bravo, through: alpha)
-        try pair(charlie, through: alpha)
+        let household = try startHousehold(["alpha", "bravo", "charlie"], root: scratch.path)
+        let (alpha, bravo, charlie) = (household[0], household[1], household[2])
+        defer { for daemon in household { daemon.stop() } }
         try waitUntil("alpha knows which key every device holds", seconds: 60) {
             try epochs(alpha) == ["alpha": 0, "bravo": 0, "charlie": 0]
         }

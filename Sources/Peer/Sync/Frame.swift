@@ -248,8 +248,7 @@ public enum FrameCodec {
             let count = try reader.count("roster size", cap: Limits.rosterMembers)
             var roster: [RosterMember] = []
             for _ in 0..<count {
-                let publicKey = try reader.data("member key", cap: 32)
-                guard publicKey.count == 32 else { throw DecodeError("a roster member's key must be 32 bytes") }
+                let publicKey = try readMemberKey(&reader)
                 roster.append(RosterMember(publicKey: publicKey, name: try reader.string("member name", cap: Limits.deviceName)))
             }
             frame = .joinAccepted(householdKey: key, roster: roster)
