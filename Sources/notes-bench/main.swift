@@ -30,7 +30,8 @@ let benchmarks = [
 let requested = Array(CommandLine.arguments.dropFirst())
 if requested.contains(where: { ["help", "-h", "--help"].contains($0) }) {
     print("usage: notes-bench [NAME…]\n")
-    for benchmark in benchmarks { print("  \(benchmark.name.padding(toLength: 10, withPad: " ", startingAt: 0))\(benchmark.summary)") }
+    let width = (benchmarks.map(\.name.count).max() ?? 0) + 2
+    for benchmark in benchmarks { print("  \(benchmark.name.padding(toLength: width, withPad: " ", startingAt: 0))\(benchmark.summary)") }
     print("\nenvironment: NOTES_BENCH_KEEP=1 keeps the temporary data directories; NOTES_BENCH_IDLE_SECONDS (default 60) sets the idle window of `sync`")
     exit(0)
 }
