@@ -247,6 +247,24 @@ export function deleteForward(state, dispatch) {
   return true;
 }
 
+/**
+ * Ctrl+Home / Ctrl+End (Cmd+Up / Cmd+Down on a Mac): the start or end of the note, with Shift
+ * extending the selection. Done here rather than by the browser, which only knows the blocks it
+ * has drawn (a long note is drawn in a window: blockwindow.js).
+ */
+export function selectEdge(toEnd, extend) {
+  return (state, dispatch) => {
+    const edge = toEnd ? Selection.atEnd(state.doc) : Selection.atStart(state.doc);
+    if (dispatch) {
+      const selection = extend && edge instanceof TextSelection
+        ? TextSelection.create(state.doc, state.selection.anchor, edge.head)
+        : edge;
+      dispatch(state.tr.setSelection(selection).scrollIntoView());
+    }
+    return true;
+  };
+}
+
 // ---- Input rules -----------------------------------------------------------------------------
 
 /**
@@ -427,6 +445,16 @@ export function bindings(extra = {}) {
     'Shift-Mod-7': makeNumbered,
     'Shift-Mod-9': makeChecklist,
     'Mod-Enter': toggleChecked(),
+    'Mod-Home': selectEdge(false, false),
+    'Mod-End': selectEdge(true, false),
+    'Shift-Mod-Home': selectEdge(false, true),
+    'Shift-Mod-End': selectEdge(true, true),
+    ...(isMac ? {
+      'Mod-ArrowUp': selectEdge(false, false),
+      'Mod-ArrowDown': selectEdge(true, false),
+      'Shift-Mod-ArrowUp': selectEdge(false, true),
+      'Shift-Mod-ArrowDown': selectEdge(true, true),
+    } : {}),
     ...extra,
   };
 }

@@ -12,6 +12,7 @@ import { EditorState, TextSelection } from 'prosemirror-state';
 import { Slice, Fragment } from 'prosemirror-model';
 import { EditorView } from 'prosemirror-view';
 import { schema } from './schema.js';
+import { blockWindow } from './blockwindow.js';
 import { OpenedNote, mergeServer, acceptableHref, pastedNodes, pastedTextNodes } from './blockdoc.js';
 import {
   bindings, keymap, history, numbering, handleTextInput, toggleMark, markActive, makeHeading, makeParagraph,
@@ -97,6 +98,8 @@ export class NoteEditor {
     return EditorState.create({
       doc,
       plugins: [
+        // First, so that it sees every key (Ctrl+F draws the whole note) before the keymap.
+        blockWindow(this.pane),
         keymap(bindings({ 'Mod-k': () => { this.editLink(); return true; }, Escape: () => { document.getElementById('note-list').focus(); return true; } })),
         history,
         numbering,
