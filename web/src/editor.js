@@ -269,7 +269,10 @@ export class NoteEditor {
   }
 
   updateToolbar() {
-    for (const [button, type] of this.markButtons ?? []) button.setAttribute('aria-pressed', String(markActive(this.view.state, type)));
+    for (const [button, type] of this.markButtons ?? []) {
+      const pressed = String(markActive(this.view.state, type));
+      if (button.getAttribute('aria-pressed') !== pressed) button.setAttribute('aria-pressed', pressed);
+    }
   }
 
   editLink() {
@@ -344,8 +347,9 @@ export class NoteEditor {
     this.saveState = state;
     if (!this.saveLabel) return;
     const text = { saved: 'Saved', pending: 'Editing…', saving: 'Saving…', offline: 'Not saved yet: notesd is not running (kept in this browser)', failed: `Not saved: ${detail}` }[state];
-    this.saveLabel.textContent = text;
-    this.saveLabel.dataset.state = state;
+    // Every keystroke says "Editing…": the label is only written when it changes.
+    if (this.saveLabel.textContent !== text) this.saveLabel.textContent = text;
+    if (this.saveLabel.dataset.state !== state) this.saveLabel.dataset.state = state;
   }
 
   saveSoon(delay = SAVE_DELAY_MS) {
