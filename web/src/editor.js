@@ -415,8 +415,10 @@ export class NoteEditor {
       }
       await this.merge(doc, pending ? pending.base : this.opened.base);
       this.dropUnsaved(id);
-      this.setSaveState(this.pendingUpdate() ? 'pending' : 'saved');
-      if (this.pendingUpdate() && !this.timer) this.saveSoon();
+      // Typed while the save was under way: saved in turn.
+      const typedMeanwhile = this.pendingUpdate() !== null;
+      this.setSaveState(typedMeanwhile ? 'pending' : 'saved');
+      if (typedMeanwhile && !this.timer) this.saveSoon();
       if (summary) this.onSaved(summary);
     } catch (error) {
       if (error.name === 'OfflineError') this.setSaveState('offline');
