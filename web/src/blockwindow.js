@@ -125,9 +125,21 @@ class BlockWindow {
     windows.set(view, this);
     this.onScroll = () => this.scrolled();
     scroller.addEventListener('scroll', this.onScroll, { passive: true });
+    window.addEventListener('resize', this.onScroll);
+    this.frame = null;
     this.update(view, null);
-    // The note may open scrolled (the pane kept its place): once laid out, follow the screen.
-    this.frame = requestAnimationFrame(() => { this.frame = null; this.scrolled(); });
+  }
+
+  /**
+   * Follows the screen once the next frame is painted, when the window was set without knowing
+   * where the screen is: reading the layout any earlier would lay the note out a second time
+   * before its first frame.
+   */
+  checkSoon() {
+    if (this.frame !== null) return;
+    this.frame = { raf: requestAnimationFrame(() => {
+      this.frame = { timer: setTimeout(() => { this.frame = null; this.scrolled(); }, 0) };
+    }) };
   }
 
   get active() { return this.view.state.doc.childCount >= WINDOW_MIN_BLOCKS && !this.all; }
@@ -137,11 +149,18 @@ class BlockWindow {
 
   update(view, prev) {
     const { doc, selection } = view.state;
-    if (!this.active) { this.apply([]); return; }
+    if (!this.active) {
+      if (!this.all) this.range = null;
+      this.apply([]);
+      return;
+    }
     const count = doc.childCount;
     if (!this.range) {
-      // Just opened: the top of the note (nothing is read from the layout, which is not made yet).
+      // Just opened (or just grown long): the top of the note, nothing read from the layout,
+      // which is not made yet; the next frame moves it to the screen if that is elsewhere
+      // (the pane kept its place, a paste made the note long).
       this.range = [0, 2 * this.margin()];
+      this.checkSoon();
     } else if (prev && prev.doc !== doc && prev.doc.childCount !== count) {
       // Blocks came or went: the window keeps the blocks it had.
       const at = prev.doc.content.findDiffStart(doc.content);
@@ -268,8 +287,10 @@ class BlockWindow {
   }
 
   destroy() {
-    if (this.frame) cancelAnimationFrame(this.frame);
+    if (this.frame?.raf) cancelAnimationFrame(this.frame.raf);
+    if (this.frame?.timer) clearTimeout(this.frame.timer);
     this.scroller.removeEventListener('scroll', this.onScroll);
+    window.removeEventListener('resize', this.onScroll);
     document.adoptedStyleSheets = document.adoptedStyleSheets.filter((s) => s !== this.sheet);
     windows.delete(this.view);
   }

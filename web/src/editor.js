@@ -68,11 +68,15 @@ export class NoteEditor {
   }
 
   show(doc) {
+    const another = this.note?.id !== doc.id;
     this.note = doc;
     this.fieldChanges = {};
     this.opened = new OpenedNote(doc.body);
     this.view?.destroy();
     this.buildChrome();
+    // Another note opens at its top (the pane would keep the last note's place); the same
+    // note shown again (restored, trashed) keeps it.
+    if (another) this.pane.scrollTop = 0;
     const state = this.state(this.opened.doc);
     this.view = new EditorView(this.body, {
       state,
