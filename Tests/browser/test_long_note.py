@@ -41,6 +41,7 @@ class LongNote(unittest.TestCase):
         cls.blocks = long_note()
         cls.note = cls.daemon.new_note("Long note", "\n".join(cls.blocks))
         cls.stored = cls.daemon.html(cls.note["id"])
+        cls.daemon.new_note("Second long note", "\n".join(f"<p>Second note, paragraph {k}.</p>" for k in range(600)))
         cls.b = Browser("long")
         cls.b.sign_in(cls.daemon)
 
@@ -133,6 +134,14 @@ class LongNote(unittest.TestCase):
         self.assertEqual(after[0], "<h3>Start: Part 0</h3>")
         self.assertEqual(after[2], '<p class="para">Paragraph 2 of the long note, <b>bold 2</b> and more words to wrap. Edited near the top.</p>')
         self.assertTrue(after[index].endswith(" Edited in the middle.</p>") or after[index].endswith(" Edited in the middle.</h3>"), after[index])
+
+        # Scrolled down, then another long note: it opens at its top, drawn there.
+        b.driver.execute_script("const pane = document.getElementById('note-pane'); pane.scrollTop = pane.scrollHeight / 2;")
+        b.open_note("Second long note")
+        b.wait(lambda: len(b.finds(".editor-body .ProseMirror > *")) == 600, "the second long note")
+        self.assertEqual(b.driver.execute_script("return document.getElementById('note-pane').scrollTop"), 0)
+        top = b.wait(lambda: (lambda m: m if m and m[0] < 40 else None)(self.block_at_middle_of_pane()), "the top of the second note drawn")
+        self.assertTrue(top[1].startswith("Second note, paragraph"), top)
         self.assertEqual([e for e in b.console_errors()], [])
 
 
