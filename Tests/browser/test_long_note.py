@@ -1,6 +1,7 @@
 """A 2,000-block note in headless Chromium: it is drawn in a window (web/src/blockwindow.js)
-and a person edits it at the top, the middle and the end, with the keyboard's long moves, an
-input rule and the browser's find; every block they did not touch comes back byte for byte.
+and a person edits it at the top, the middle and the end, with the keyboard's long moves
+(Ctrl+End, Ctrl+Home, Page Down), an input rule and the browser's find; every block they did
+not touch comes back byte for byte.
 """
 
 import shutil
@@ -115,6 +116,14 @@ class LongNote(unittest.TestCase):
         active.send_keys("Start: ")
         b.wait(lambda: b.finds(".editor-body .ProseMirror > *")[0].text.startswith("Start: Part 0"), "typing at the start")
 
+        # Page Down a dozen times (the browser's own caret move, through the window as it
+        # follows), then typing lands in the block the caret reached.
+        for _ in range(12):
+            active.send_keys(Keys.PAGE_DOWN)
+        active.send_keys(" Paged down.")
+        paged = b.wait(lambda: b.driver.execute_script("return [...document.querySelector('.editor-body .ProseMirror').children].findIndex((e) => e.textContent.includes(' Paged down.'))") + 1 or None, "the text typed after Page Down") - 1
+        self.assertGreater(paged, 150, "Page Down went beyond the blocks first drawn")
+
         # Ctrl+F: the whole note is drawn for the browser's find; the next key in the note
         # goes back to the window.
         active.send_keys(Keys.CONTROL, "f")
@@ -125,12 +134,12 @@ class LongNote(unittest.TestCase):
 
         # Saved: the four edited blocks and the new one changed, every other block byte for byte.
         b.saved()
-        saved = wait_for(lambda: (lambda h: h if "The end" in h and "Edited in the middle." in h else None)(self.daemon.html(self.note["id"])), "the edits saved")
+        saved = wait_for(lambda: (lambda h: h if "The end" in h and "Paged down." in h else None)(self.daemon.html(self.note["id"])), "the edits saved")
         after = saved.split("\n")
         self.assertEqual(len(after), BLOCKS + 1)
         self.assertEqual(after[-1], "<h2>The end</h2>")
         changed = [i for i in range(BLOCKS) if after[i] != self.blocks[i]]
-        self.assertEqual(changed, [0, 2, index], "only the blocks typed in changed")
+        self.assertEqual(changed, sorted({0, 2, paged, index}), "only the blocks typed in changed")
         self.assertEqual(after[0], "<h3>Start: Part 0</h3>")
         self.assertEqual(after[2], '<p class="para">Paragraph 2 of the long note, <b>bold 2</b> and more words to wrap. Edited near the top.</p>')
         self.assertTrue(after[index].endswith(" Edited in the middle.</p>") or after[index].endswith(" Edited in the middle.</h3>"), after[index])
