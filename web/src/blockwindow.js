@@ -185,7 +185,8 @@ class BlockWindow {
 
   /** The note scrolled: move the window when what is on screen comes near its edge. */
   scrolled() {
-    if (!this.active) return;
+    // Not while another screen (compare, history) has the pane and the editor is not on it.
+    if (!this.active || !this.view.dom.isConnected) return;
     this.measure();
     const seen = this.onScreen();
     if (!seen) return;
