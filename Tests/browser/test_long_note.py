@@ -153,6 +153,24 @@ class LongNote(unittest.TestCase):
         self.assertTrue(top[1].startswith("Second note, paragraph"), top)
         self.assertEqual([e for e in b.console_errors()], [])
 
+    def test_b_a_change_from_elsewhere_above_the_screen_leaves_the_screen_where_it_was(self):
+        b = self.b
+        b.open_note("Long note")
+        count = len(self.daemon.html(self.note["id"]).split("\n"))
+        b.wait(lambda: len(b.finds(".editor-body .ProseMirror > *")) == count, "the long note")
+        b.finds(".editor-body .ProseMirror > p")[0].click()
+        b.driver.execute_script("const pane = document.getElementById('note-pane'); pane.scrollTop = pane.scrollHeight / 2;")
+        before = b.wait(self.block_at_middle_of_pane, "the middle of the note drawn")
+        # Another device (here notesctl on the same daemon) adds 80 paragraphs above it.
+        blocks = self.daemon.html(self.note["id"]).split("\n")
+        added = [f"<p>Added elsewhere {k}.</p>" for k in range(50)] + blocks[:5] + [f"<p>Also added {k}.</p>" for k in range(30)] + blocks[5:]
+        self.daemon.ctl("edit", self.note["id"], "--html", stdin="\n".join(added))
+        b.wait(lambda: len(b.finds(".editor-body .ProseMirror > *")) == count + 80, "the change merged into the open note")
+        after = b.wait(self.block_at_middle_of_pane, "the middle of the note drawn")
+        self.assertEqual(after[1], before[1], "the same block in the middle of the screen")
+        self.assertEqual(after[0], before[0] + 80)
+        self.assertEqual([e for e in b.console_errors()], [])
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -121,6 +121,7 @@ class BlockWindow {
     this.heights = new WeakMap(); // node → its height when last drawn
     this.range = null;         // [first, last] of the blocks drawn for the screen, margins included
     this.ranges = [];          // what the style sheet draws now
+    this.anchor = null;        // {node, offset}: the first block on screen, when last scrolled
     document.adoptedStyleSheets = [...document.adoptedStyleSheets, this.sheet];
     windows.set(view, this);
     this.onScroll = () => this.scrolled();
@@ -181,6 +182,28 @@ class BlockWindow {
     // Typing changes a drawn block only: the boxes of the gaps stay as they are.
     if (prev && prev.doc.childCount === count && sameRanges(ranges, this.ranges) && gapsUnchanged(prev.doc, doc, ranges)) return;
     this.apply(ranges);
+    // Blocks came or went elsewhere (another device's change, an undo): what was on screen
+    // stays where it was, unless the selection is being scrolled to.
+    if (prev && prev.doc !== doc && view.state.scrollToSelection === prev.scrollToSelection) this.restoreAnchor();
+  }
+
+  /** Remembers where the first block on screen is, to keep it there through changes above it. */
+  keepAnchor(index) {
+    const ranges = this.ranges;
+    if (!ranges.some(([s, e]) => index >= s && index < e)) { this.anchor = null; return; }
+    const dom = this.view.dom.children[index];
+    this.anchor = { node: this.view.state.doc.child(index), offset: dom.getBoundingClientRect().top - this.scroller.getBoundingClientRect().top };
+  }
+
+  restoreAnchor() {
+    const kept = this.anchor;
+    if (!kept) return;
+    const doc = this.view.state.doc;
+    let index = -1;
+    for (let i = 0; i < doc.childCount; i += 1) if (doc.child(i) === kept.node) { index = i; break; }
+    if (index < 0 || !this.ranges.some(([s, e]) => index >= s && index < e) || this.view.dom.children.length !== doc.childCount) return;
+    const offset = this.view.dom.children[index].getBoundingClientRect().top - this.scroller.getBoundingClientRect().top;
+    if (Math.abs(offset - kept.offset) >= 1) this.scroller.scrollTop += offset - kept.offset;
   }
 
   /** The note scrolled: move the window when what is on screen comes near its edge. */
@@ -190,6 +213,7 @@ class BlockWindow {
     this.measure();
     const seen = this.onScreen();
     if (!seen) return;
+    this.keepAnchor(seen[0]);
     const margin = this.margin();
     const count = this.view.state.doc.childCount;
     const [first, last] = this.range;
@@ -197,6 +221,10 @@ class BlockWindow {
       this.range = [seen[0] - margin, seen[1] + margin];
       const { doc, selection } = this.view.state;
       this.apply(drawnRanges(count, this.range, blockIndex(doc, selection.anchor), blockIndex(doc, selection.head)));
+      // Blocks drawn above the screen may not be as tall as their boxes were: the first block
+      // on screen stays put (or, scrolled into a box, becomes the one that will).
+      if (this.anchor) this.restoreAnchor();
+      else this.keepAnchor(seen[0]);
     }
   }
 
