@@ -67,8 +67,7 @@ export class OpenedNote {
   }
 
   /** The HTML to save for `doc`: the opened HTML byte for byte when no block changed. */
-  htmlOf(doc) {
-    const blocks = this.blocksOf(doc);
+  htmlOf(doc, blocks = this.blocksOf(doc)) {
     if (blocks.length === this.blocks.length && blocks.every((b, i) => b === this.blocks[i])) return this.html;
     return join(blocks);
   }
@@ -81,7 +80,7 @@ export class OpenedNote {
     const nodes = [];
     doc.forEach((node) => nodes.push(node));
     const blocks = this.blocksOf(doc);
-    return { html: this.htmlOf(doc), blocks, nodes: blocks.length === nodes.length ? nodes : [] };
+    return { html: this.htmlOf(doc, blocks), blocks, nodes: blocks.length === nodes.length ? nodes : [] };
   }
 
   /** The base of the note as opened. */
@@ -102,6 +101,11 @@ export class OpenedNote {
  * keeps both versions).
  */
 export function mergeServer(state, base, serverHtml) {
+  // The daemon has exactly what was sent (a save nothing else changed meanwhile): nothing to
+  // bring in, and the blocks sent are its blocks (no second split of a long note).
+  if (serverHtml === base.html && base.nodes.length === base.blocks.length) {
+    return { tr: null, opened: new OpenedNote(serverHtml, base.blocks, base.nodes) };
+  }
   const theirs = split(serverHtml);
   const current = [];
   state.doc.forEach((node, offset) => current.push({ node, offset }));

@@ -247,6 +247,24 @@ export function deleteForward(state, dispatch) {
   return true;
 }
 
+/**
+ * Ctrl+Home / Ctrl+End (Cmd+Up / Cmd+Down on a Mac): the start or end of the note, with Shift
+ * extending the selection. Done here rather than by the browser, which only knows the blocks it
+ * has drawn (a long note is drawn in a window: blockwindow.js).
+ */
+export function selectEdge(toEnd, extend) {
+  return (state, dispatch) => {
+    const edge = toEnd ? Selection.atEnd(state.doc) : Selection.atStart(state.doc);
+    if (dispatch) {
+      const selection = extend && edge instanceof TextSelection
+        ? TextSelection.create(state.doc, state.selection.anchor, edge.head)
+        : edge;
+      dispatch(state.tr.setSelection(selection).scrollIntoView());
+    }
+    return true;
+  };
+}
+
 // ---- Input rules -----------------------------------------------------------------------------
 
 /**
@@ -371,14 +389,40 @@ export const redo = travel('undone', 'done');
 
 // ---- Numbers -------------------------------------------------------------------------------
 
-/** The numbers of numbered items (they are not part of the model: notesd's lists count themselves). */
+/**
+ * The numbers of numbered items (they are not part of the model: notesd's lists count
+ * themselves). Counted again only when a change could renumber: typing inside blocks keeps
+ * every block's kind and list, so the numbers are only moved along.
+ */
 export const numbering = new Plugin({
   state: {
     init: (_, state) => numberDecorations(state.doc),
-    apply: (tr, value) => (tr.docChanged ? numberDecorations(tr.doc) : value),
+    apply: (tr, value, before) => {
+      if (!tr.docChanged) return value;
+      return sameLists(before.doc, tr.doc) ? value.map(tr.mapping, tr.doc) : numberDecorations(tr.doc);
+    },
   },
   props: { decorations(state) { return this.getState(state); } },
 });
+
+/** Whether two documents have the same blocks in the same lists (their text aside). */
+export function sameLists(a, b) {
+  if (a.childCount !== b.childCount) return false;
+  const start = a.content.findDiffStart(b.content);
+  if (start === null) return true;
+  const end = a.content.findDiffEnd(b.content);
+  const from = a.resolve(start).index(0);
+  const to = Math.max(from + 1, end ? a.resolve(Math.min(end.a, a.content.size)).index(0) + 1 : a.childCount);
+  for (let i = from; i < Math.min(to, a.childCount); i += 1) {
+    const x = a.child(i);
+    const y = b.child(i);
+    if (x.type !== y.type) return false;
+    // ProseMirror keeps a node's attrs object when only its content changes.
+    if (x.type === nodes.list_item && x.attrs !== y.attrs
+      && (x.attrs.checked !== y.attrs.checked || JSON.stringify(x.attrs.containers) !== JSON.stringify(y.attrs.containers))) return false;
+  }
+  return true;
+}
 
 function numberDecorations(doc) {
   const decorations = [];
@@ -427,6 +471,16 @@ export function bindings(extra = {}) {
     'Shift-Mod-7': makeNumbered,
     'Shift-Mod-9': makeChecklist,
     'Mod-Enter': toggleChecked(),
+    'Mod-Home': selectEdge(false, false),
+    'Mod-End': selectEdge(true, false),
+    'Shift-Mod-Home': selectEdge(false, true),
+    'Shift-Mod-End': selectEdge(true, true),
+    ...(isMac ? {
+      'Mod-ArrowUp': selectEdge(false, false),
+      'Mod-ArrowDown': selectEdge(true, false),
+      'Shift-Mod-ArrowUp': selectEdge(false, true),
+      'Shift-Mod-ArrowDown': selectEdge(true, true),
+    } : {}),
     ...extra,
   };
 }

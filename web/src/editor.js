@@ -12,6 +12,7 @@ import { EditorState, TextSelection } from 'prosemirror-state';
 import { Slice, Fragment } from 'prosemirror-model';
 import { EditorView } from 'prosemirror-view';
 import { schema } from './schema.js';
+import { blockWindow } from './blockwindow.js';
 import { OpenedNote, mergeServer, acceptableHref, pastedNodes, pastedTextNodes } from './blockdoc.js';
 import {
   bindings, keymap, history, numbering, handleTextInput, toggleMark, markActive, makeHeading, makeParagraph,
@@ -67,11 +68,15 @@ export class NoteEditor {
   }
 
   show(doc) {
+    const another = this.note?.id !== doc.id;
     this.note = doc;
     this.fieldChanges = {};
     this.opened = new OpenedNote(doc.body);
     this.view?.destroy();
     this.buildChrome();
+    // Another note opens at its top (the pane would keep the last note's place); the same
+    // note shown again (restored, trashed) keeps it.
+    if (another) this.pane.scrollTop = 0;
     const state = this.state(this.opened.doc);
     this.view = new EditorView(this.body, {
       state,
@@ -97,6 +102,8 @@ export class NoteEditor {
     return EditorState.create({
       doc,
       plugins: [
+        // First, so that it sees every key (Ctrl+F draws the whole note) before the keymap.
+        blockWindow(this.pane),
         keymap(bindings({ 'Mod-k': () => { this.editLink(); return true; }, Escape: () => { document.getElementById('note-list').focus(); return true; } })),
         history,
         numbering,
@@ -266,7 +273,10 @@ export class NoteEditor {
   }
 
   updateToolbar() {
-    for (const [button, type] of this.markButtons ?? []) button.setAttribute('aria-pressed', String(markActive(this.view.state, type)));
+    for (const [button, type] of this.markButtons ?? []) {
+      const pressed = String(markActive(this.view.state, type));
+      if (button.getAttribute('aria-pressed') !== pressed) button.setAttribute('aria-pressed', pressed);
+    }
   }
 
   editLink() {
@@ -341,8 +351,9 @@ export class NoteEditor {
     this.saveState = state;
     if (!this.saveLabel) return;
     const text = { saved: 'Saved', pending: 'Editing…', saving: 'Saving…', offline: 'Not saved yet: notesd is not running (kept in this browser)', failed: `Not saved: ${detail}` }[state];
-    this.saveLabel.textContent = text;
-    this.saveLabel.dataset.state = state;
+    // Every keystroke says "Editing…": the label is only written when it changes.
+    if (this.saveLabel.textContent !== text) this.saveLabel.textContent = text;
+    if (this.saveLabel.dataset.state !== state) this.saveLabel.dataset.state = state;
   }
 
   saveSoon(delay = SAVE_DELAY_MS) {
@@ -408,8 +419,10 @@ export class NoteEditor {
       }
       await this.merge(doc, pending ? pending.base : this.opened.base);
       this.dropUnsaved(id);
-      this.setSaveState(this.pendingUpdate() ? 'pending' : 'saved');
-      if (this.pendingUpdate() && !this.timer) this.saveSoon();
+      // Typed while the save was under way: saved in turn.
+      const typedMeanwhile = this.pendingUpdate() !== null;
+      this.setSaveState(typedMeanwhile ? 'pending' : 'saved');
+      if (typedMeanwhile && !this.timer) this.saveSoon();
       if (summary) this.onSaved(summary);
     } catch (error) {
       if (error.name === 'OfflineError') this.setSaveState('offline');

@@ -157,6 +157,22 @@ test('after a save the answer is tied to the nodes that were sent', () => {
   assert.deepEqual(changedBlocks(sent.html, merged.opened.htmlOf(state.doc)), [1]);
 });
 
+test('after a save the daemon kept as sent, the next save still writes untouched blocks byte for byte', () => {
+  const html = '<p class="x"><b>kept</b> as it was</p>\n<p>first</p>\n<p>second</p>';
+  const opened = new OpenedNote(html);
+  let state = EditorState.create({ doc: opened.doc });
+  state = state.apply(state.tr.insertText(' edit', opened.doc.child(0).nodeSize + 6));
+  const sent = opened.baseFor(state.doc);
+  const { tr, opened: after } = mergeServer(state, sent, sent.html);
+  assert.equal(tr, null);
+  assert.equal(after.htmlOf(state.doc), sent.html, 'nothing unsaved: the same HTML');
+  const third = state.doc.content.size - state.doc.lastChild.nodeSize;
+  state = state.apply(state.tr.insertText('the ', third + 1));
+  const next = after.htmlOf(state.doc);
+  assert.equal(next, '<p class="x"><b>kept</b> as it was</p>\n<p>first edit</p>\n<p>the second</p>');
+  assert.deepEqual(changedBlocks(sent.html, next), [2]);
+});
+
 test('a change from elsewhere to the paragraph being typed in is a conflict, not an overwrite', () => {
   const opened = new OpenedNote('<p>same</p>\n<p>other</p>');
   let state = EditorState.create({ doc: opened.doc });

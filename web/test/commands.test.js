@@ -50,3 +50,22 @@ test('Backspace at the start of an item leaves the list; a checklist command mak
   state = run(state, backspace);
   assert.equal(opened.htmlOf(state.doc), '<p>Buy milk</p>');
 });
+
+test('numbers of numbered items follow typing, and are counted again when the list changes', async () => {
+  const { numbering } = await import('../src/commands.js');
+  const opened = new OpenedNote('<ol><li>one</li><li>two</li></ol>\n<p>after</p>');
+  let state = EditorState.create({ doc: opened.doc, plugins: [numbering] });
+  const numbers = (s) => numbering.getState(s).find().map((d) => [s.doc.resolve(d.from).index(0), d.type.attrs['data-number']]);
+  assert.deepEqual(numbers(state), [[0, '1.'], [1, '2.']]);
+  // Typing in an item: the same numbers, moved along with the text.
+  state = state.apply(state.tr.insertText('first, ', 1));
+  assert.deepEqual(numbers(state), [[0, '1.'], [1, '2.']]);
+  // A new item between them (Enter at the end of the first): counted again.
+  state = state.apply(state.tr.setSelection(TextSelection.create(state.doc, state.doc.child(0).nodeSize - 1)));
+  state = run(state, splitBlock);
+  assert.deepEqual(numbers(state), [[0, '1.'], [1, '2.'], [2, '3.']]);
+  // The paragraph after made a numbered item of the same list: it continues the count.
+  const last = state.doc.content.size - state.doc.lastChild.nodeSize;
+  state = state.apply(state.tr.setNodeMarkup(last, null, null).setNodeMarkup(last, state.schema.nodes.list_item, { ...state.doc.child(0).attrs }));
+  assert.deepEqual(numbers(state), [[0, '1.'], [1, '2.'], [2, '3.'], [3, '4.']]);
+});
