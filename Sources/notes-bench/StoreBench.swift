@@ -140,7 +140,7 @@ enum StoreBench {
         }
         table.add([
             "database growth, \(Measure.count(historyEdits)) edits of one note", Measure.bytes(growth),
-            "\(growth / historyEdits) B/edit; the changed blocks are \(changedBytes / historyEdits) B/edit; the note is \(start.body.count) blocks, \(noteHTML) B of HTML (whole copies would be \(Measure.bytes(noteHTML * historyEdits))); grown: \(grown.sorted { $0.bytes > $1.bytes }.prefix(4).map { "\($0.name) \(Measure.bytes($0.bytes))" }.joined(separator: ", "))",
+            "\(growth / historyEdits) B/edit; the changed blocks are \(changedBytes / historyEdits) B/edit; the note is \(start.body.count) blocks, \(noteHTML) B of HTML (whole copies would be \(Measure.bytes(noteHTML * historyEdits))); grown: \(grown.filter { $0.bytes != 0 }.sorted { $0.bytes > $1.bytes }.map { "\($0.name) \(Measure.bytes($0.bytes))" }.joined(separator: ", "))",
         ])
         table.print()
     }

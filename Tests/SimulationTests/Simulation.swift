@@ -21,7 +21,7 @@ struct SimulatedCrash: Error {}
 /// duplicates, reorders and delays frames; partitions that heal; crashes (between inputs and
 /// inside transactions) and restarts from the same files; clocks skewed up to ±300 s;
 /// discovery that comes and goes; pairing by invite codes, removal of devices and their
-/// re-admission. The engine's own code relays, dials, retries and pairs: the simulation only
+/// re-admission; backups restored in place; devices wiped and joined again. The engine's own code relays, dials, retries and pairs: the simulation only
 /// plays the users and the world.
 final class Simulation {
     struct Faults {
@@ -36,10 +36,11 @@ final class Simulation {
         var removal = 0.3
         var flap = 0.3
         var restore = 0.5
+        var wipe = 0.3
 
         static let none = Faults(
             drop: 0, duplicate: 0, slow: 0, crashBetweenSteps: 0, crashInsideWrite: 0, partition: 0, heal: 1, relaunch: 1, removal: 0, flap: 0,
-            restore: 0)
+            restore: 0, wipe: 0)
     }
 
     /// The crash hook's odds, read by every replica's hook (set to 0 when healing).
@@ -68,6 +69,8 @@ final class Simulation {
     var backupCounter = 0
     /// Backups restored in place so far.
     var restores = 0
+    /// Devices wiped and joined again so far.
+    var wipes = 0
 
     var nodes: [VirtualLAN.Node] { lan.nodes }
     var random: SimRandom {
@@ -215,6 +218,12 @@ final class Simulation {
                     try backUp(node)
                 } else if random.chance(faults.restore), let index = random.pick(backups.keys.sorted()) {
                     try restore(nodes[index], from: backups[index]!)
+                }
+            } else if roll < 78 {
+                // A member's data is wiped and it joins again by a fresh invite code (never
+                // node 0, which anchors the household).
+                if random.chance(faults.wipe), let node = random.pick(nodes.dropFirst().filter(isMember)) {
+                    try wipeAndRejoin(node)
                 }
             } else if roll < 80 {
                 // Discovery loses a service for a while, or finds it again.
