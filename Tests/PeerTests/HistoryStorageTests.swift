@@ -104,6 +104,34 @@ import TestSupport
         #expect(try a.stateHash() == b.stateHash())
     }
 
+    /// The libraries release 0.1.0 wrote (Tests/Fixtures, the same files `ReleaseFixtureTests`
+    /// serves through a daemon): migrated, every revision still reads back and hashes to its
+    /// id, and a new edit is stored as a change of a revision written by that release.
+    @Test(arguments: ["alpha", "bravo"]) func theReleasesLibraryMigratesWithEveryRevisionIntact(device: String) throws {
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/release-0.1.0/\(device)/data/notes.db").path
+        let path = directory.file("\(device).db")
+        try FileManager.default.copyItem(atPath: fixture, toPath: path)
+        let before = try Database(path: path)
+        let revisionsBefore = try before.first("SELECT count(*) FROM revisions") { $0.int(0) }
+        #expect(try before.userVersion < Schema.migrations.count)
+        let replica = try Replica(path: path)
+        #expect(try replica.database.first("SELECT count(*) FROM revisions WHERE depth IS NULL") { $0.int(0) } == revisionsBefore)
+        #expect(try replica.integrityProblems() == [])
+        let note = try #require(try replica.listNotes().first { $0.conflictOf == nil })
+        let current = try #require(try replica.note(note.id))
+        let historyBefore = try replica.history(of: note.id)
+        #expect(historyBefore.allSatisfy { $0.note != nil || $0.isTombstone })
+        var body = current.body
+        body.append(paragraphs(["written after the upgrade"])[0])
+        try replica.editNote(note.id, NoteEdit(body: body), now: UInt64(Date().timeIntervalSince1970 * 1000) + 3_600_000)
+        let head = try replica.heads(of: note.id)[0]
+        #expect(try replica.database.first("SELECT depth FROM revisions WHERE id = ?1", [.blob(head.bytes)]) { Int($0.int(0)) } == 1)
+        #expect(try replica.note(note.id)?.body == body)
+        #expect(try replica.history(of: note.id).dropFirst().map(\.note) == historyBefore.map(\.note))
+        #expect(try replica.integrityProblems() == [])
+    }
+
     @Test func aRevisionThatNoLongerHashesToItsIdIsReported() throws {
         let (_, versions) = try editedNote(on: a, edits: 2)
         #expect(try a.integrityProblems() == [])
