@@ -266,8 +266,7 @@ extension Replica {
 
     static func addBlock(_ hash: BlockHash, _ encoded: [UInt8], refs: Int64, in database: Database) throws {
         try database.run("INSERT INTO blocks (refs, data) VALUES (?1, ?2)", [.integer(refs), .blob(encoded)])
-        let block = try database.first("SELECT last_insert_rowid()") { $0.int(0) } ?? 0
-        try database.run("INSERT INTO block_hashes (hash, block) VALUES (?1, ?2)", [.blob(hash.bytes), .integer(block)])
+        try database.run("INSERT INTO block_hashes (hash, block) VALUES (?1, ?2)", [.blob(hash.bytes), .integer(database.lastInsertRowID)])
     }
 
     /// Deletes the block if nothing refers to it (`refs` at most `unused`).
