@@ -143,9 +143,6 @@ import TestSupport
                     revision BLOB NOT NULL REFERENCES revisions(id), UNIQUE (replica, seq));
                 INSERT INTO log_before SELECT stored, replica, seq, revision FROM log;
                 DROP TABLE log; ALTER TABLE log_before RENAME TO log; CREATE INDEX log_by_revision ON log(revision);
-                CREATE TABLE blocks_before (hash BLOB NOT NULL UNIQUE, refs INTEGER NOT NULL, data BLOB NOT NULL);
-                INSERT INTO blocks_before SELECT h.hash, b.refs, b.data FROM blocks b JOIN block_hashes h ON h.block = b.block;
-                DROP TABLE blocks; DROP TABLE block_hashes; ALTER TABLE blocks_before RENAME TO blocks;
                 DROP TABLE note_search; DROP TABLE note_search_docs; DROP TABLE web_sessions; DROP TABLE search_pending; DELETE FROM meta WHERE key = 'search_index';
                 DROP TRIGGER notes_counted_on_insert; DROP TRIGGER notes_counted_on_delete; DROP TRIGGER notes_counted_on_update;
                 DROP TABLE folder_note_counts; DROP INDEX folders_by_name; DROP INDEX folders_by_parent;

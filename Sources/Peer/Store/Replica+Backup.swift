@@ -238,7 +238,10 @@ extension Replica {
             let row = (stored.record, stored.kind, parts.body, stored.purged)
             affected[row.0] = row.1
             if !row.3 {
-                try Replica.releaseBlocks(row.2, in: database)
+                for hash in Set(row.2) {
+                    try database.run("UPDATE blocks SET refs = refs - 1 WHERE hash = ?1", [.blob(hash.bytes)])
+                    try database.run("DELETE FROM blocks WHERE hash = ?1 AND refs <= 0", [.blob(hash.bytes)])
+                }
             }
             try database.run("DELETE FROM heads WHERE revision = ?1", [.blob(revision.bytes)])
             try Replica.detachDeltaChildren(of: revision, record: row.0, in: database)

@@ -211,7 +211,8 @@ extension Replica {
                 // A block the merge composed itself: store it so the state never points at nothing.
                 let encoded = block.encoded()
                 let hash = RevisionCodec.blockHash(encoded)
-                if try Self.storedBlock(hash, in: database) == nil { try Self.addBlock(hash, encoded, refs: 0, in: database) }
+                try database.run(
+                    "INSERT OR IGNORE INTO blocks (hash, refs, data) VALUES (?1, 0, ?2)", [.blob(hash.bytes), .blob(encoded)])
                 body.append(hash)
             }
         }

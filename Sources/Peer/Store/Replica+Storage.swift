@@ -216,21 +216,20 @@ extension Replica {
         id: RevisionID, header: RevisionHeader, data: [UInt8], newBlocks: [BlockHash: [UInt8]]
     ) throws -> [BlockHash] {
         let distinct = Array(Set(header.body))
-        var stored: [BlockHash: Int64] = [:]
         var missing: [BlockHash] = []
-        for hash in distinct {
-            if let block = try Self.storedBlock(hash, in: database) {
-                stored[hash] = block
-            } else if newBlocks[hash] == nil {
+        for hash in distinct where newBlocks[hash] == nil {
+            if try database.first("SELECT 1 FROM blocks WHERE hash = ?1", [.blob(hash.bytes)], { _ in true }) == nil {
                 missing.append(hash)
             }
         }
         guard missing.isEmpty else { return missing.sorted() }
         for hash in distinct {
-            if let block = stored[hash] {
-                try database.run("UPDATE blocks SET refs = refs + 1 WHERE block = ?1", [.integer(block)])
+            if let encoded = newBlocks[hash] {
+                try database.run(
+                    "INSERT INTO blocks (hash, refs, data) VALUES (?1, 1, ?2) ON CONFLICT(hash) DO UPDATE SET refs = refs + 1",
+                    [.blob(hash.bytes), .blob(encoded)])
             } else {
-                try Self.addBlock(hash, newBlocks[hash]!, refs: 1, in: database)
+                try database.run("UPDATE blocks SET refs = refs + 1 WHERE hash = ?1", [.blob(hash.bytes)])
             }
         }
         try insertRow(id: id, header: header, purged: false, form: try storedForm(header, canonical: data))
@@ -255,48 +254,12 @@ extension Replica {
             ])
     }
 
-    // MARK: - Blocks
-
-    /// A stored block's number (`blocks.block`) by hash. Blocks are numbered in the order they
-    /// arrive and found by hash through `block_hashes`, so a block's hash is stored once
-    /// (schema migration 8).
-    static func storedBlock(_ hash: BlockHash, in database: Database) throws -> Int64? {
-        try database.first("SELECT block FROM block_hashes WHERE hash = ?1", [.blob(hash.bytes)]) { $0.int(0) }
-    }
-
-    static func addBlock(_ hash: BlockHash, _ encoded: [UInt8], refs: Int64, in database: Database) throws {
-        try database.run("INSERT INTO blocks (refs, data) VALUES (?1, ?2)", [.integer(refs), .blob(encoded)])
-        try database.run("INSERT INTO block_hashes (hash, block) VALUES (?1, ?2)", [.blob(hash.bytes), .integer(database.lastInsertRowID)])
-    }
-
-    /// Deletes the block if nothing refers to it (`refs` at most `unused`).
-    static func deleteBlock(_ hash: BlockHash, ifRefsAtMost unused: Int64, in database: Database) throws {
-        guard let block = try storedBlock(hash, in: database),
-              let refs = try database.first("SELECT refs FROM blocks WHERE block = ?1", [.integer(block)], { $0.int(0) }),
-              refs <= unused
-        else { return }
-        try database.run("DELETE FROM blocks WHERE block = ?1", [.integer(block)])
-        try database.run("DELETE FROM block_hashes WHERE hash = ?1", [.blob(hash.bytes)])
-    }
-
     /// Drops one reference from each block and deletes the blocks nobody uses any more.
-    static func releaseBlocks(_ body: [BlockHash], in database: Database) throws {
+    func releaseBlocks(_ body: [BlockHash]) throws {
         for hash in Set(body) {
-            guard let block = try storedBlock(hash, in: database) else { continue }
-            try database.run("UPDATE blocks SET refs = refs - 1 WHERE block = ?1", [.integer(block)])
-            if try database.first("SELECT refs FROM blocks WHERE block = ?1", [.integer(block)], { $0.int(0) }) ?? 0 <= 0 {
-                try database.run("DELETE FROM blocks WHERE block = ?1", [.integer(block)])
-                try database.run("DELETE FROM block_hashes WHERE hash = ?1", [.blob(hash.bytes)])
-            }
+            try database.run("UPDATE blocks SET refs = refs - 1 WHERE hash = ?1", [.blob(hash.bytes)])
+            try database.run("DELETE FROM blocks WHERE hash = ?1 AND refs <= 0", [.blob(hash.bytes)])
         }
-    }
-
-    func releaseBlocks(_ body: [BlockHash]) throws { try Self.releaseBlocks(body, in: database) }
-
-    /// A stored block's encoding by hash.
-    func blockEncoding(_ hash: BlockHash) throws -> [UInt8]? {
-        try database.first(
-            "SELECT b.data FROM block_hashes h JOIN blocks b ON b.block = h.block WHERE h.hash = ?1", [.blob(hash.bytes)]) { $0.blob(0) }
     }
 
     /// Adds log entry `dot` for `revision` and advances the vector. Entries of one replica
@@ -346,7 +309,7 @@ extension Replica {
 
     /// Loads one block by hash; nil when it is not stored.
     func block(_ hash: BlockHash) throws -> Block? {
-        guard let data = try blockEncoding(hash) else {
+        guard let data = try database.first("SELECT data FROM blocks WHERE hash = ?1", [.blob(hash.bytes)], { $0.blob(0) }) else {
             return nil
         }
         return try Block(encoded: data)

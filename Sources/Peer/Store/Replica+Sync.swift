@@ -84,7 +84,7 @@ extension Replica {
     /// The encoded blocks for `hashes`; throws when one is not stored.
     public func blockData(_ hashes: [BlockHash]) throws -> [[UInt8]] {
         try hashes.map { hash in
-            guard let data = try blockEncoding(hash) else {
+            guard let data = try database.first("SELECT data FROM blocks WHERE hash = ?1", [.blob(hash.bytes)], { $0.blob(0) }) else {
                 throw ReplicaError.invalid("block \(hash.short) is not stored here")
             }
             return data
@@ -96,7 +96,7 @@ extension Replica {
         var found: [[UInt8]] = []
         var bytes = 0
         for hash in hashes {
-            guard let data = try blockEncoding(hash) else { continue }
+            guard let data = try database.first("SELECT data FROM blocks WHERE hash = ?1", [.blob(hash.bytes)], { $0.blob(0) }) else { continue }
             if !found.isEmpty, bytes + data.count > maxBytes { break }
             found.append(data)
             bytes += data.count
@@ -112,7 +112,8 @@ extension Replica {
                 _ = try Block(encoded: encoded)
                 let hash = RevisionCodec.blockHash(encoded)
                 sentBlocksAwaitingUse.insert(hash)
-                if try Self.storedBlock(hash, in: database) == nil { try Self.addBlock(hash, encoded, refs: 0, in: database) }
+                try database.run(
+                    "INSERT OR IGNORE INTO blocks (hash, refs, data) VALUES (?1, 0, ?2)", [.blob(hash.bytes), .blob(encoded)])
             }
         }
     }
@@ -157,7 +158,7 @@ extension Replica {
         if !sentBlocksAwaitingUse.isEmpty {
             try write {
                 for hash in sentBlocksAwaitingUse.sorted() {
-                    try Self.deleteBlock(hash, ifRefsAtMost: 0, in: database)
+                    try database.run("DELETE FROM blocks WHERE hash = ?1 AND refs = 0", [.blob(hash.bytes)])
                 }
             }
             sentBlocksAwaitingUse = []

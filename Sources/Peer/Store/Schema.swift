@@ -215,21 +215,6 @@ enum Schema {
         INSERT INTO log_by_store (stored, replica, seq, revision) SELECT stored, replica, seq, revision FROM log;
         DROP TABLE log;
         ALTER TABLE log_by_store RENAME TO log;
-        -- Blocks numbered in arrival order (appended, as before), found by hash through
-        -- `block_hashes`: the hash is stored once, not in the row and again in its index.
-        CREATE TABLE block_contents (
-            block INTEGER PRIMARY KEY,
-            refs INTEGER NOT NULL,
-            data BLOB NOT NULL
-        );
-        INSERT INTO block_contents (block, refs, data) SELECT rowid, refs, data FROM blocks ORDER BY rowid;
-        CREATE TABLE block_hashes (
-            hash BLOB PRIMARY KEY,
-            block INTEGER NOT NULL
-        ) WITHOUT ROWID;
-        INSERT INTO block_hashes (hash, block) SELECT hash, rowid FROM blocks ORDER BY hash;
-        DROP TABLE blocks;
-        ALTER TABLE block_contents RENAME TO blocks;
         """,
     ]
 }
