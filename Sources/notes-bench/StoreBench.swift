@@ -122,6 +122,7 @@ enum StoreBench {
         let noteHTML = HTMLBlocks.join(start.body).utf8.count
         try checkpoint(store)
         let before = fileSize(path) + fileSize(path + "-wal")
+        let usedBefore = try usedBytes(store)
         let tablesBefore = try tableSizes(store)
         var body = start.body
         var changedBytes = 0
@@ -134,13 +135,14 @@ enum StoreBench {
         }
         try checkpoint(store)
         let growth = fileSize(path) + fileSize(path + "-wal") - before
+        let usedGrowth = try usedBytes(store) - usedBefore
         let tablesAfter = try tableSizes(store)
         let grown = tablesAfter.map { after in
             TableSize(name: after.name, bytes: after.bytes - (tablesBefore.first { $0.name == after.name }?.bytes ?? 0), unused: 0)
         }
         table.add([
             "database growth, \(Measure.count(historyEdits)) edits of one note", Measure.bytes(growth),
-            "\(growth / historyEdits) B/edit; the changed blocks are \(changedBytes / historyEdits) B/edit; the note is \(start.body.count) blocks, \(noteHTML) B of HTML (whole copies would be \(Measure.bytes(noteHTML * historyEdits))); grown: \(grown.sorted { $0.bytes > $1.bytes }.prefix(4).map { "\($0.name) \(Measure.bytes($0.bytes))" }.joined(separator: ", "))",
+            "\(growth / historyEdits) B/edit (pages in use: \(usedGrowth / historyEdits) B/edit; the file first reused its \(Measure.bytes(before - usedBefore)) of free pages); the changed blocks are \(changedBytes / historyEdits) B/edit; the note is \(start.body.count) blocks, \(noteHTML) B of HTML (whole copies would be \(Measure.bytes(noteHTML * historyEdits))); grown: \(grown.filter { $0.bytes != 0 }.sorted { $0.bytes > $1.bytes }.map { "\($0.name) \(Measure.bytes($0.bytes))" }.joined(separator: ", "))",
         ])
         table.print()
     }
@@ -162,6 +164,14 @@ enum StoreBench {
     private static func describe(_ tables: [TableSize]) -> String {
         guard !tables.isEmpty else { return "no dbstat in this SQLite" }
         return tables.prefix(4).map { "\($0.name) \(Measure.bytes($0.bytes)) (\(100 * $0.unused / max(1, $0.bytes))% unused)" }.joined(separator: ", ")
+    }
+
+    /// The database's pages that hold something (all pages less the free list).
+    private static func usedBytes(_ replica: Replica) throws -> Int {
+        let pages = try replica.database.first("PRAGMA page_count") { Int($0.int(0)) } ?? 0
+        let free = try replica.database.first("PRAGMA freelist_count") { Int($0.int(0)) } ?? 0
+        let size = try replica.database.first("PRAGMA page_size") { Int($0.int(0)) } ?? 0
+        return (pages - free) * size
     }
 
     /// Moves the WAL into the database file and truncates it, so file sizes say what is kept.

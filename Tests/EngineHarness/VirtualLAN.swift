@@ -55,8 +55,8 @@ public final class VirtualLAN {
         public let address: PeerAddress
         /// Added to the network's time to give this node's clock.
         public let skew: Int64
-        let privateKey: [UInt8]
-        public let identity: DeviceIdentity
+        /// A new one when the device is wiped (`wipe`).
+        public fileprivate(set) var identity: DeviceIdentity
         public fileprivate(set) var core: EngineCore?
         /// Bumped at every launch: deliveries meant for an earlier life are dropped.
         fileprivate var incarnation = 0
@@ -85,7 +85,6 @@ public final class VirtualLAN {
             self.directory = directory
             address = PeerAddress(host: "10.0.0.\(index + 1)", port: 7479)
             self.skew = skew
-            self.privateKey = privateKey
             identity = DeviceIdentity(privateKey: privateKey)!
         }
 
@@ -276,6 +275,21 @@ public final class VirtualLAN {
             }
         }
         for other in nodes where other !== node && other.isUp { disappear(node, from: other) }
+    }
+
+    /// The device's data is wiped, as after a reinstall or a lost disk: its process dies, its
+    /// data directory is emptied, and it comes back with a new device identity (drawn from
+    /// the network's random source, so a seed replays) and, at its next launch, a new replica
+    /// of one device in a household of its own. Its name and address stay.
+    public func wipe(_ node: Node) throws {
+        crash(node)
+        let files = try FileManager.default.contentsOfDirectory(atPath: node.directory).sorted()
+        for file in files { try FileManager.default.removeItem(atPath: node.directory + "/" + file) }
+        node.identity = DeviceIdentity(privateKey: random.bytes(32))!
+        node.acceptedKeys = []
+        node.replies = [:]
+        node.events = []
+        trace.append("\(node.name) is wiped: new device \(node.identity.deviceID.short)")
     }
 
     /// Every wire once, in a fixed order (dictionary order changes from one process to the

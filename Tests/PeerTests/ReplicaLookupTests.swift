@@ -125,10 +125,24 @@ import TestSupport
         let path = directory.file("older.db")
         try a.database.execute("VACUUM INTO '\(path)'")
         do {
-            // Back to schema version 3: what migrations 4 to 8 added (or dropped) is back as it was.
+            // Back to schema version 3: what migrations 4 to 9 added (or dropped) is back as it
+            // was, the revisions rows whole again.
             let older = try Database(path: path)
+            for record in try older.rows("SELECT DISTINCT record FROM revisions", [], { RecordID(bytes: $0.blob(0))! }) {
+                for row in try a.revisionRows(record: record) {
+                    try older.run(
+                        "UPDATE revisions SET body = ?2, data = ?3 WHERE id = ?1",
+                        [.blob(row.id.bytes), .blob(Replica.concatenated(row.body)), .blob(row.data)])
+                }
+            }
             try older.execute(
                 """
+                ALTER TABLE revisions DROP COLUMN depth;
+                CREATE TABLE log_before (
+                    stored INTEGER PRIMARY KEY, replica BLOB NOT NULL, seq INTEGER NOT NULL,
+                    revision BLOB NOT NULL REFERENCES revisions(id), UNIQUE (replica, seq));
+                INSERT INTO log_before SELECT stored, replica, seq, revision FROM log;
+                DROP TABLE log; ALTER TABLE log_before RENAME TO log; CREATE INDEX log_by_revision ON log(revision);
                 DROP TABLE note_search; DROP TABLE note_search_docs; DROP TABLE web_sessions; DROP TABLE search_pending; DELETE FROM meta WHERE key = 'search_index';
                 DROP TRIGGER notes_counted_on_insert; DROP TRIGGER notes_counted_on_delete; DROP TRIGGER notes_counted_on_update;
                 DROP TABLE folder_note_counts; DROP INDEX folders_by_name; DROP INDEX folders_by_parent;

@@ -21,7 +21,7 @@ struct SimulatedCrash: Error {}
 /// duplicates, reorders and delays frames; partitions that heal; crashes (between inputs and
 /// inside transactions) and restarts from the same files; clocks skewed up to ±300 s;
 /// discovery that comes and goes; pairing by invite codes, removal of devices and their
-/// re-admission. The engine's own code relays, dials, retries and pairs: the simulation only
+/// re-admission; backups restored in place; devices wiped and joined again. The engine's own code relays, dials, retries and pairs: the simulation only
 /// plays the users and the world.
 final class Simulation {
     struct Faults {
@@ -36,10 +36,11 @@ final class Simulation {
         var removal = 0.3
         var flap = 0.3
         var restore = 0.5
+        var wipe = 0.3
 
         static let none = Faults(
             drop: 0, duplicate: 0, slow: 0, crashBetweenSteps: 0, crashInsideWrite: 0, partition: 0, heal: 1, relaunch: 1, removal: 0, flap: 0,
-            restore: 0)
+            restore: 0, wipe: 0)
     }
 
     /// The crash hook's odds, read by every replica's hook (set to 0 when healing).
@@ -68,6 +69,8 @@ final class Simulation {
     var backupCounter = 0
     /// Backups restored in place so far.
     var restores = 0
+    /// Devices wiped and joined again so far.
+    var wipes = 0
 
     var nodes: [VirtualLAN.Node] { lan.nodes }
     var random: SimRandom {
@@ -116,7 +119,8 @@ final class Simulation {
     func isMember(_ node: VirtualLAN.Node) -> Bool {
         guard let core = node.core, let anchorCore = anchor.core else { return false }
         if node === anchor { return core.removedFromHousehold == nil }
-        guard core.household.key == anchorCore.household.key, core.removedFromHousehold == nil else { return false }
+        // The household's id, not its key: during a rotation a member may still hold the last one.
+        guard core.household.householdID == anchorCore.household.householdID, core.removedFromHousehold == nil else { return false }
         // A join that crashed after storing the key but before the roster leaves a device
         // with the key and nobody on its roster: the user joins again (it is allowed then).
         guard core.deviceInfos().contains(where: { $0.id == anchor.identity.deviceID.description && !$0.revoked }) else { return false }
@@ -216,6 +220,12 @@ final class Simulation {
                 } else if random.chance(faults.restore), let index = random.pick(backups.keys.sorted()) {
                     try restore(nodes[index], from: backups[index]!)
                 }
+            } else if roll < 78 {
+                // A member's data is wiped and it joins again by a fresh invite code (never
+                // node 0, which anchors the household).
+                if random.chance(faults.wipe), let node = random.pick(nodes.dropFirst().filter(isMember)) {
+                    try wipeAndRejoin(node)
+                }
             } else if roll < 80 {
                 // Discovery loses a service for a while, or finds it again.
                 if random.chance(faults.flap), let node = random.pick(nodes.filter(\.isUp)), let observer = random.pick(nodes.filter { $0.isUp && $0 !== node }) {
@@ -246,13 +256,18 @@ final class Simulation {
     }
 
     /// Every node a member, connected to every other, caught up, holding the same vector and
-    /// the same household key, and accepting no older one (docs/security.md, "Key rotation").
+    /// the same household key (docs/security.md, "Key rotation"), and accepting no older one
+    /// unless a member on the roster is no running node (a wiped device's old identity left
+    /// on it: the household waits for it to take the new key).
     func settled() -> Bool {
         guard nodes.allSatisfy(isMember) else { return false }
         let vectors = Set(nodes.map { $0.core!.replica.vector })
         guard vectors.count == 1 else { return false }
         let keys = Set(nodes.map { $0.core!.household.current.version })
-        guard keys.count == 1, nodes.allSatisfy({ $0.core!.household.held.count == 1 }) else { return false }
+        guard keys.count == 1 else { return false }
+        let running = Set(nodes.map(\.identity.publicKey.bytes))
+        let members = ((try? nodes[0].core!.replica.listDevices()) ?? []).filter { !$0.device.revoked }.map(\.device.publicKey)
+        if members.allSatisfy(running.contains), !nodes.allSatisfy({ $0.core!.household.held.count == 1 }) { return false }
         for node in nodes {
             let peers = node.core!.peerStatuses()
             for other in nodes where other !== node {

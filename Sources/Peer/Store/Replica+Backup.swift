@@ -141,6 +141,8 @@ extension Replica {
         let (dropped, affected): (Int, [(RecordID, RecordKind)])
         do {
             let database = try Database(path: staging)
+            // A backup made by an older notesd is read through the current schema.
+            try database.migrate(Schema.migrations)
             (dropped, affected) = try database.transaction {
                 try forgetUnofferedEntries(in: database, of: description.replica, above: description.offered, newReplica: newReplica)
             }
@@ -231,10 +233,9 @@ extension Replica {
             // A derived revision (a conflict copy) may be named by a peer's entry too: it stays.
             let stillNamed = try database.first("SELECT 1 FROM log WHERE revision = ?1", [.blob(revision.bytes)]) { _ in true } ?? false
             guard !stillNamed,
-                  let row = try database.first("SELECT record, kind, body, purged FROM revisions WHERE id = ?1", [.blob(revision.bytes)], {
-                      (RecordID(bytes: $0.blob(0))!, RecordKind(rawValue: UInt8($0.int(1))) ?? .note, Replica.hashes($0.blob(2)), $0.int(3) != 0)
-                  })
+                  let (stored, parts) = try Replica.resolvedRevision(revision, in: database)
             else { continue }
+            let row = (stored.record, stored.kind, parts.body, stored.purged)
             affected[row.0] = row.1
             if !row.3 {
                 for hash in Set(row.2) {
@@ -243,6 +244,7 @@ extension Replica {
                 }
             }
             try database.run("DELETE FROM heads WHERE revision = ?1", [.blob(revision.bytes)])
+            try Replica.detachDeltaChildren(of: revision, record: row.0, in: database)
             try database.run("DELETE FROM revisions WHERE id = ?1", [.blob(revision.bytes)])
         }
         for (record, kind) in affected {

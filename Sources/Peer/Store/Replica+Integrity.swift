@@ -36,10 +36,23 @@ extension Replica {
             "SELECT (SELECT count(*) FROM (\(actualCounts) EXCEPT \(keptCounts))) + (SELECT count(*) FROM (\(keptCounts) EXCEPT \(actualCounts)))"
         ) { $0.int(0) } ?? 0
         if wrongCounts > 0 { problems.append("\(wrongCounts) folder note count(s) kept by the triggers are wrong") }
+        // Every revision read as its readers read it (delta chains included): its content
+        // must still hash to its id, and its body's blocks must be stored and counted.
         var references: [BlockHash: Int64] = [:]
-        try database.statement("SELECT body FROM revisions WHERE purged = 0").forEach { row in
-            for hash in Set(Self.hashes(row.blob(0))) { references[hash, default: 0] += 1 }
+        var (unreadable, misnamed) = (0, 0)
+        let records = try database.rows("SELECT DISTINCT record FROM revisions") { RecordID(bytes: $0.blob(0))! }
+        for record in records {
+            guard let rows = try? revisionRows(record: record) else {
+                unreadable += 1
+                continue
+            }
+            for row in rows where !row.purged {
+                if Sodium.hash256(row.data) != row.id { misnamed += 1 }
+                for hash in Set(row.body) { references[hash, default: 0] += 1 }
+            }
         }
+        if unreadable > 0 { problems.append("the stored revisions of \(unreadable) record(s) cannot be read") }
+        if misnamed > 0 { problems.append("\(misnamed) revision(s) no longer hash to their id") }
         var stored: [BlockHash: Int64] = [:]
         try database.statement("SELECT hash, refs FROM blocks").forEach { row in stored[Hash256(bytes: row.blob(0))!] = row.int(1) }
         let missing = references.keys.filter { stored[$0] == nil }

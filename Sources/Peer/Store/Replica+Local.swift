@@ -216,7 +216,7 @@ extension Replica {
             return
         }
         if heads.count == 1, let head = try revisionRow(heads[0]), head.author == replicaID, !head.purged,
-           head.kind == content.kind, let dot = try ownDot(of: head.id), dot.seq > offeredSeq,
+           head.kind == content.kind, let dot = try ownDot(of: head.id, above: offeredSeq),
            now <= head.hlc.milliseconds + Self.coalescingWindowMilliseconds, dot.seq > (try sealedSeq())
         {
             let revision = Revision(record: record, parents: head.parents, author: replicaID, hlc: hlc, content: content)
@@ -225,6 +225,7 @@ extension Replica {
                 .blob(encoded.id.bytes), .blob(dot.replica.raw.bytes), .integer(Int64(dot.seq)),
             ])
             try database.run("DELETE FROM heads WHERE revision = ?1", [.blob(head.id.bytes)])
+            try Self.detachDeltaChildren(of: head.id, record: record, in: database)
             try database.run("DELETE FROM revisions WHERE id = ?1", [.blob(head.id.bytes)])
             try releaseBlocks(head.body)
             try advanceHeads(record: record, kind: content.kind, parents: [], to: encoded.id)

@@ -306,6 +306,7 @@ extension Replica {
         for id in erased.sorted() {
             guard let row = rows[id], !row.purged, !row.tombstone else { continue }
             try releaseBlocks(row.body)
+            try Self.detachDeltaChildren(of: id, record: row.record, in: database)
             // The body list stays: hashes reveal no text, and edits may be sent against it.
             try database.run("UPDATE revisions SET data = x'', purged = 1 WHERE id = ?1", [.blob(id.bytes)])
         }

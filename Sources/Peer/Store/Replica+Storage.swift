@@ -25,22 +25,139 @@ extension Replica {
         stride(from: 0, to: bytes.count - bytes.count % 32, by: 32).map { Hash256(bytes: bytes[$0..<$0 + 32])! }
     }
 
-    private static let revisionColumns = "id, record, kind, hlc, author, parents, body, tombstone, purged, data"
+    private static let storedColumns = "id, record, kind, hlc, author, parents, body, tombstone, purged, data, depth"
 
-    private static func revisionRow(_ row: Row) -> RevisionRow {
-        RevisionRow(
+    /// A `revisions` row as it is on disk (`RevisionStorage` says what `body`, `data` and
+    /// `depth` hold).
+    struct StoredRevisionRow {
+        let id: RevisionID
+        let record: RecordID
+        let kind: RecordKind
+        let hlc: HLC
+        let author: ReplicaID
+        let parents: [RevisionID]
+        let bodyColumn: [UInt8]
+        let tombstone: Bool
+        let purged: Bool
+        let dataColumn: [UInt8]
+        /// nil: written before migration 8, whole.
+        let depth: Int?
+    }
+
+    /// What a row's parts are once its delta chain is read: the body always, the fields
+    /// unless purged (or, for a row written before migration 8, in a form not taken apart).
+    struct ResolvedParts {
+        let body: [BlockHash]
+        let fields: [UInt8]?
+    }
+
+    private static func storedRow(_ row: Row) -> StoredRevisionRow {
+        StoredRevisionRow(
             id: Hash256(bytes: row.blob(0))!, record: RecordID(bytes: row.blob(1))!,
             kind: RecordKind(rawValue: UInt8(row.int(2))) ?? .note, hlc: HLC(rawValue: UInt64(bitPattern: row.int(3))),
-            author: ReplicaID(RecordID(bytes: row.blob(4))!), parents: hashes(row.blob(5)), body: hashes(row.blob(6)),
-            tombstone: row.int(7) != 0, purged: row.int(8) != 0, data: row.blob(9))
+            author: ReplicaID(RecordID(bytes: row.blob(4))!), parents: hashes(row.blob(5)), bodyColumn: row.blob(6),
+            tombstone: row.int(7) != 0, purged: row.int(8) != 0, dataColumn: row.blob(9), depth: row.isNull(10) ? nil : Int(row.int(10)))
+    }
+
+    static func storedRow(_ id: RevisionID, in database: Database) throws -> StoredRevisionRow? {
+        try database.first("SELECT \(storedColumns) FROM revisions WHERE id = ?1", [.blob(id.bytes)], storedRow)
+    }
+
+    /// One row's parts, given its first parent's (required when the row is a delta).
+    static func resolve(_ row: StoredRevisionRow, firstParent: ResolvedParts?) throws -> ResolvedParts {
+        guard let depth = row.depth else {
+            let body = hashes(row.bodyColumn)
+            guard !row.purged, !row.dataColumn.isEmpty else { return ResolvedParts(body: body, fields: nil) }
+            let header = RevisionHeader(
+                kind: row.kind, record: row.record, parents: row.parents, author: row.author, hlc: row.hlc,
+                isTombstone: row.tombstone, body: body)
+            return ResolvedParts(body: body, fields: RevisionStorage.parts(of: row.dataColumn, header)?.fields)
+        }
+        guard depth > 0 else {
+            return ResolvedParts(body: hashes(row.bodyColumn), fields: row.purged ? nil : row.dataColumn)
+        }
+        guard let parent = firstParent else {
+            throw ReplicaError.invalid("revision \(row.id.short) is stored as a change of a parent that is not stored; run `notesctl check`")
+        }
+        let body = try BodyDelta.apply(RevisionStorage.decodeEdits(row.bodyColumn), to: parent.body)
+        guard !row.purged else { return ResolvedParts(body: body, fields: nil) }
+        return ResolvedParts(body: body, fields: try RevisionStorage.fields(stored: row.dataColumn, parent: parent.fields))
+    }
+
+    /// A stored revision's parts, reading its delta chain (at most `maximumDepth` rows more).
+    static func resolvedRevision(_ id: RevisionID, in database: Database) throws -> (row: StoredRevisionRow, parts: ResolvedParts)? {
+        guard let first = try storedRow(id, in: database) else { return nil }
+        var chain = [first]
+        while let depth = chain.last!.depth, depth > 0 {
+            guard chain.count <= RevisionStorage.maximumDepth, let parent = chain.last!.parents.first,
+                  let row = try storedRow(parent, in: database)
+            else {
+                throw ReplicaError.invalid("revision \(first.id.short) is stored as changes of revisions that are not stored; run `notesctl check`")
+            }
+            chain.append(row)
+        }
+        var parts: ResolvedParts?
+        for row in chain.reversed() { parts = try resolve(row, firstParent: parts) }
+        return (first, parts!)
+    }
+
+    /// The revision as its readers see it: the canonical encoding (empty when purged) and the body list.
+    static func revisionRow(_ row: StoredRevisionRow, _ parts: ResolvedParts) throws -> RevisionRow {
+        var data: [UInt8] = []
+        if row.depth == nil {
+            data = row.dataColumn
+        } else if !row.purged, let fields = parts.fields {
+            let head = RevisionStorage.header(kind: row.kind, record: row.record, parents: row.parents, author: row.author, hlc: row.hlc)
+            data = try RevisionStorage.canonicalEncoding(head: head, RevisionStorage.Parts(fields: fields, body: parts.body))
+        }
+        return RevisionRow(
+            id: row.id, record: row.record, kind: row.kind, hlc: row.hlc, author: row.author, parents: row.parents,
+            body: parts.body, tombstone: row.tombstone, purged: row.purged, data: data)
     }
 
     func revisionRow(_ id: RevisionID) throws -> RevisionRow? {
-        try database.first("SELECT \(Self.revisionColumns) FROM revisions WHERE id = ?1", [.blob(id.bytes)], Self.revisionRow)
+        guard let (row, parts) = try Self.resolvedRevision(id, in: database) else { return nil }
+        return try Self.revisionRow(row, parts)
     }
 
+    /// A stored revision's body list (kept when its content is purged).
+    func storedBody(_ id: RevisionID) throws -> [BlockHash]? {
+        try Self.resolvedRevision(id, in: database)?.parts.body
+    }
+
+    /// Every revision of a record, each delta chain read once (first parents are revisions of
+    /// the same record).
     func revisionRows(record: RecordID) throws -> [RevisionRow] {
-        try database.rows("SELECT \(Self.revisionColumns) FROM revisions WHERE record = ?1", [.blob(record.bytes)], Self.revisionRow)
+        let stored = try database.rows("SELECT \(Self.storedColumns) FROM revisions WHERE record = ?1", [.blob(record.bytes)], Self.storedRow)
+        let byID = Dictionary(stored.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var resolved: [RevisionID: ResolvedParts] = [:]
+        func parts(_ row: StoredRevisionRow) throws -> ResolvedParts {
+            if let known = resolved[row.id] { return known }
+            var chain = [row]
+            var base: ResolvedParts?
+            while let depth = chain.last!.depth, depth > 0, let parent = chain.last!.parents.first {
+                if let known = resolved[parent] {
+                    base = known
+                    break
+                }
+                guard chain.count <= RevisionStorage.maximumDepth else {
+                    throw ReplicaError.invalid("revision \(row.id.short) is stored as a chain of changes longer than \(RevisionStorage.maximumDepth); run `notesctl check`")
+                }
+                guard let next = byID[parent] else {
+                    // Not among the record's rows (never so when stored by this notesd): read it on its own.
+                    base = try Self.resolvedRevision(parent, in: database)?.parts
+                    break
+                }
+                chain.append(next)
+            }
+            var parts = base
+            for link in chain.reversed() {
+                parts = try Self.resolve(link, firstParent: parts)
+                resolved[link.id] = parts
+            }
+            return parts!
+        }
+        return try stored.map { try Self.revisionRow($0, try parts($0)) }
     }
 
     func hasRevision(_ id: RevisionID) throws -> Bool {
@@ -54,6 +171,42 @@ extension Replica {
 
     func recordExists(_ record: RecordID) throws -> Bool {
         try database.first("SELECT 1 FROM heads WHERE record = ?1 LIMIT 1", [.blob(record.bytes)]) { _ in true } ?? false
+    }
+
+    /// How a new row holds `header`'s revision (`RevisionStorage`): a note whose first parent
+    /// is fewer than `maximumDepth` deltas from a whole body, and whose body edits are smaller
+    /// than its body list, is stored as a change of that parent; anything else whole.
+    /// `canonical` is nil for a purged revision (no fields).
+    func storedForm(_ header: RevisionHeader, canonical: [UInt8]?) throws -> (depth: Int?, body: [UInt8], data: [UInt8]) {
+        var fields: [UInt8]?
+        if let canonical {
+            guard let parts = RevisionStorage.parts(of: canonical, header) else { return (nil, Self.concatenated(header.body), canonical) }
+            fields = parts.fields
+        }
+        if header.kind == .note, !header.isTombstone, let first = header.parents.first,
+           let (parentRow, parent) = try Self.resolvedRevision(first, in: database),
+           (parentRow.depth ?? 0) < RevisionStorage.maximumDepth
+        {
+            let edits = RevisionStorage.encode(BodyDelta.edits(from: parent.body, to: header.body))
+            if edits.count < header.body.count * 32 {
+                let data = fields.map { RevisionStorage.storedFields($0, parent: parent.fields) } ?? []
+                return ((parentRow.depth ?? 0) + 1, edits, data)
+            }
+        }
+        return (0, Self.concatenated(header.body), fields ?? [])
+    }
+
+    /// Before `id` is purged or deleted: the rows stored as changes of it are stored whole.
+    static func detachDeltaChildren(of id: RevisionID, record: RecordID, in database: Database) throws {
+        let children = try database.rows(
+            "SELECT id FROM revisions WHERE record = ?1 AND depth > 0 AND substr(parents, 1, 32) = ?2",
+            [.blob(record.bytes), .blob(id.bytes)]) { Hash256(bytes: $0.blob(0))! }
+        for child in children {
+            guard let (row, parts) = try resolvedRevision(child, in: database) else { continue }
+            try database.run(
+                "UPDATE revisions SET depth = 0, body = ?2, data = ?3 WHERE id = ?1",
+                [.blob(child.bytes), .blob(concatenated(parts.body)), .blob(row.purged ? [] : parts.fields ?? [])])
+        }
     }
 
     /// Stores a revision and takes a reference on each block its body uses. `newBlocks` holds
@@ -79,14 +232,7 @@ extension Replica {
                 try database.run("UPDATE blocks SET refs = refs + 1 WHERE hash = ?1", [.blob(hash.bytes)])
             }
         }
-        try database.run(
-            "INSERT INTO revisions (\(Self.revisionColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0, ?9)",
-            [
-                .blob(id.bytes), .blob(header.record.bytes), .integer(Int64(header.kind.rawValue)),
-                .integer(Int64(bitPattern: header.hlc.rawValue)), .blob(header.author.raw.bytes),
-                .blob(Self.concatenated(header.parents)), .blob(Self.concatenated(header.body)),
-                .integer(header.isTombstone ? 1 : 0), .blob(data),
-            ])
+        try insertRow(id: id, header: header, purged: false, form: try storedForm(header, canonical: data))
         return []
     }
 
@@ -94,12 +240,17 @@ extension Replica {
     /// (its body list too: block hashes say nothing of the text, and later edits of a concurrent
     /// branch may be sent as edits to it).
     func insertPurgedRevision(id: RevisionID, header: RevisionHeader) throws {
+        try insertRow(id: id, header: header, purged: true, form: try storedForm(header, canonical: nil))
+    }
+
+    private func insertRow(id: RevisionID, header: RevisionHeader, purged: Bool, form: (depth: Int?, body: [UInt8], data: [UInt8])) throws {
         try database.run(
-            "INSERT INTO revisions (\(Self.revisionColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, x'')",
+            "INSERT INTO revisions (\(Self.storedColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             [
                 .blob(id.bytes), .blob(header.record.bytes), .integer(Int64(header.kind.rawValue)),
                 .integer(Int64(bitPattern: header.hlc.rawValue)), .blob(header.author.raw.bytes),
-                .blob(Self.concatenated(header.parents)), .blob(Self.concatenated(header.body)), .integer(header.isTombstone ? 1 : 0),
+                .blob(Self.concatenated(header.parents)), .blob(form.body), .integer(header.isTombstone ? 1 : 0),
+                .integer(purged ? 1 : 0), .blob(form.data), form.depth.map { .integer(Int64($0)) } ?? .null,
             ])
     }
 
@@ -145,10 +296,14 @@ extension Replica {
             [.blob(record.bytes), .blob(revision.bytes), .integer(Int64(kind.rawValue))])
     }
 
-    /// The log entry naming `revision` authored here, if any.
-    func ownDot(of revision: RevisionID) throws -> Dot? {
-        try database.first(
-            "SELECT seq FROM log WHERE revision = ?1 AND replica = ?2", [.blob(revision.bytes), .blob(replicaID.raw.bytes)]
+    /// The own log entry above `seq` naming `revision`, if any: what coalescing may replace.
+    /// The log has no index by revision (schema migration 8), so this reads only the own
+    /// entries above `seq`, newest first, and at most the last 1,000 of them.
+    func ownDot(of revision: RevisionID, above seq: UInt64) throws -> Dot? {
+        let floor = max(seq, vector[replicaID] > 1_000 ? vector[replicaID] - 1_000 : 0)
+        return try database.first(
+            "SELECT seq FROM log WHERE replica = ?2 AND seq > ?3 AND revision = ?1 ORDER BY seq DESC",
+            [.blob(revision.bytes), .blob(replicaID.raw.bytes), .integer(Int64(floor))]
         ) { Dot(replica: replicaID, seq: UInt64($0.int(0))) }
     }
 

@@ -61,7 +61,7 @@ extension Replica {
         var inherited = Set<BlockHash>()
         var firstParentBody: [BlockHash]?
         for parent in row.parents {
-            if let body = try database.first("SELECT body FROM revisions WHERE id = ?1", [.blob(parent.bytes)], { Self.hashes($0.blob(0)) }) {
+            if let body = try storedBody(parent) {
                 inherited.formUnion(body)
                 if parent == row.parents.first { firstParentBody = body }
             }
@@ -206,9 +206,7 @@ extension Replica {
                         outcome.rejected = "entry \(entry.dot): an edited revision must name a parent"
                         break entryLoop
                     }
-                    guard let parentBody = try database.first(
-                        "SELECT body FROM revisions WHERE id = ?1", [.blob(first.bytes)], { Self.hashes($0.blob(0)) })
-                    else {
+                    guard let parentBody = try storedBody(first) else {
                         outcome.need = .parents([first])
                         break entryLoop
                     }

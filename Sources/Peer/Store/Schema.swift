@@ -197,7 +197,26 @@ enum Schema {
         """
         ALTER TABLE peers ADD COLUMN software TEXT;
         """,
-        // 8: household key rotation (docs/security.md, "Key rotation"): each rotated key
+        // 8: history that costs what changed (docs/decisions.md, "History storage").
+        // New revision rows keep the header only in their columns and a note's body as its
+        // change from the first parent's body (`RevisionStorage`; NULL `depth`: a row written
+        // before this migration, whole). The log loses its index by revision and its foreign
+        // key (which needed that index to delete a revision): nothing looks an entry up by
+        // revision except coalescing, which reads the few own entries not yet offered.
+        """
+        ALTER TABLE revisions ADD COLUMN depth INTEGER;
+        CREATE TABLE log_by_store (
+            stored INTEGER PRIMARY KEY,
+            replica BLOB NOT NULL,
+            seq INTEGER NOT NULL,
+            revision BLOB NOT NULL,
+            UNIQUE (replica, seq)
+        );
+        INSERT INTO log_by_store (stored, replica, seq, revision) SELECT stored, replica, seq, revision FROM log;
+        DROP TABLE log;
+        ALTER TABLE log_by_store RENAME TO log;
+        """,
+        // 9: household key rotation (docs/security.md, "Key rotation"): each rotated key
         // sealed to each member, and which members hold which key. Grow-only sets gossiped
         // between devices that use the `key-rotation` feature, outside the replicated log.
         """
