@@ -198,11 +198,12 @@ extension EngineCore {
 
     // MARK: - Locked out
 
-    /// Household devices no longer accept this device's key: one dropped the handshake at
-    /// message 1 at least twice in a row, and no household device syncs with it now. After
-    /// a rotation only a removed device is in that state (members are waited for), so it was
-    /// almost certainly removed, and cannot be told: it may join again with an invite.
-    var lockedOutOfHousehold: Bool {
+    /// Household devices no longer take this device: one dropped the handshake at message 1
+    /// at least twice in a row, or every one refused it after the handshake (not on its
+    /// roster, removed), and no household device syncs with it now. After a rotation only a
+    /// removed device gets there (members are waited for), and it cannot always be told: it
+    /// may join again with an invite.
+    public var lockedOutOfHousehold: Bool {
         guard removedFromHousehold == nil, !connections.values.contains(where: \.isSyncing) else { return false }
         let members = roster().filter { $0.id != identity.deviceID && !$0.revoked }
         guard !members.isEmpty else { return false }
@@ -213,7 +214,7 @@ extension EngineCore {
             if case .discovered = target.origin { return false }
             return true
         }
-        return household.contains { $0.handshakeRefusals >= 2 }
+        return household.contains { $0.handshakeRefusals >= 2 } || (!household.isEmpty && household.allSatisfy(\.blocked))
     }
 
     // MARK: - Status

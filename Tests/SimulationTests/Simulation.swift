@@ -294,7 +294,9 @@ final class Simulation {
                 if settled() { return }
                 try lan.advance(by: 5_000)
             }
-            for node in nodes where !isMember(node) {
+            // A device locked out of the household (it says so in `status`: the key changed
+            // while it was away from the roster) is invited again, as its status advises.
+            for node in nodes where !isMember(node) || node.core?.lockedOutOfHousehold == true {
                 // A removed device that has not yet heard so refuses to join another household.
                 _ = try pair(node, inviter: anchor, wait: true)
             }
