@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 # the repository root) into one module. The Merge and Control modules are built first
 # (instrumented, as static libraries), so sources may `import Merge` and `import Control`; add
 # a target here and a harness under fuzz/targets/ to fuzz something new.
-SYNC_SOURCES='Sources/Peer/Sync/Frame.swift Sources/Peer/Sync/EntryPayload.swift Sources/Peer/Sync/BodyDelta.swift Sources/Peer/Store/Revision.swift Sources/Peer/Store/Versioning.swift'
+SYNC_SOURCES='Sources/Peer/Sync/Frame.swift Sources/Peer/Sync/HouseholdKeys.swift Sources/Peer/Sync/EntryPayload.swift Sources/Peer/Sync/BodyDelta.swift Sources/Peer/Store/Revision.swift Sources/Peer/Store/Versioning.swift'
 TARGETS="
 handshake  fuzz/targets/handshake.swift fuzz/targets/FuzzSupport.swift Sources/Peer/Channel/*.swift
 transport  fuzz/targets/transport.swift fuzz/targets/FuzzSupport.swift Sources/Peer/Channel/*.swift

@@ -10,7 +10,7 @@ import TestSupport
 struct SimulationFailure: Error, CustomStringConvertible {
     let seed: UInt64
     let message: String
-    var description: String { "simulation seed \(seed) failed: \(message)\n  replay with: NOTES_SIM_SEED=\(seed) swift test --filter SimulationTests" }
+    var description: String { "simulation seed \(seed) failed: \(message)\n  replay with: SWIFT_DETERMINISTIC_HASHING=1 NOTES_SIM_SEED=\(seed) swift test --filter SimulationTests" }
 }
 
 /// Thrown from the fault-injection hook: the replica "crashes" mid-transaction.

@@ -25,7 +25,7 @@ public struct PreSharedKey: Equatable, Sendable, CustomStringConvertible {
 
     /// A public name for the key (16 bytes of a hash): devices say which key they hold
     /// without revealing it (docs/security.md, "Key rotation").
-    public var fingerprint: [UInt8] { Array(Sodium.hash256(Array("notesd key fingerprint v1".utf8) + bytes).bytes.prefix(16)) }
+    public var fingerprint: [UInt8] { Sodium.blake2b(Array("notesd key fingerprint v1".utf8) + bytes, outputLength: 16) }
 
     /// The key sealed to one device, so only that device can read it.
     public func sealed(to device: DevicePublicKey) -> [UInt8] { Sodium.seal(bytes, to: device.bytes) }
