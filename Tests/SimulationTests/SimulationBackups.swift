@@ -24,6 +24,20 @@ extension Simulation {
         lan.trace.append("\(node.name) backs up (\(core.replica.vector))")
     }
 
+    /// Every token in the libraries of the devices other than `node` (their files, up or down):
+    /// what a restore or a wipe of `node` cannot take away.
+    func tokensHeld(byAllBut node: VirtualLAN.Node) throws -> Set<String> {
+        var held = Set<String>()
+        for other in nodes where other !== node {
+            if let core = other.core {
+                held.formUnion(try Self.tokens(in: core.replica))
+            } else {
+                held.formUnion(try Self.tokens(inLibraryAt: other.directory + "/notes.db"))
+            }
+        }
+        return held
+    }
+
     func restore(_ node: VirtualLAN.Node, from backup: String) throws {
         lan.crash(node)
         let database = node.directory + "/notes.db"
@@ -31,14 +45,7 @@ extension Simulation {
         // the restore installs (which also drops the backup's own entries that no peer had
         // been offered), and held by no other device (their files, up or down).
         let current = try Self.tokens(inLibraryAt: database)
-        var elsewhere = Set<String>()
-        for other in nodes where other !== node {
-            if let core = other.core {
-                elsewhere.formUnion(try Self.tokens(in: core.replica))
-            } else {
-                elsewhere.formUnion(try Self.tokens(inLibraryAt: other.directory + "/notes.db"))
-            }
-        }
+        let elsewhere = try tokensHeld(byAllBut: node)
         do {
             let household = try HouseholdKey(directory: node.directory).householdID
             let report = try Replica.restoreBackup(from: backup, toDatabase: database, household: household, now: lan.now, randomBytes: { [unowned lan] in lan.random.bytes($0) })

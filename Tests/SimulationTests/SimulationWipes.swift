@@ -17,14 +17,7 @@ extension Simulation {
         // The tokens the wipe takes away: in the device's library, held by no other device
         // (their files, up or down).
         let current = try Self.tokens(inLibraryAt: node.directory + "/notes.db")
-        var elsewhere = Set<String>()
-        for other in nodes where other !== node {
-            if let core = other.core {
-                elsewhere.formUnion(try Self.tokens(in: core.replica))
-            } else {
-                elsewhere.formUnion(try Self.tokens(inLibraryAt: other.directory + "/notes.db"))
-            }
-        }
+        let elsewhere = try tokensHeld(byAllBut: node)
         try lan.wipe(node)
         removed.formUnion(current.subtracting(elsewhere))
         // Its backups were in its data directory (`notesctl backup` without a file).

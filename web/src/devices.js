@@ -39,6 +39,7 @@ export class DevicesView {
 
   render() {
     const focused = document.activeElement?.dataset?.focusKey;
+    const rotated = (this.status.household?.key?.epoch ?? 0) > 0;
     const rows = this.devices.map((device) => {
       const peer = this.peerOf(device);
       let state;
@@ -50,9 +51,11 @@ export class DevicesView {
       if (peer?.lastSync) details.push(`last sync ${formatTime(peer.lastSync)}`);
       if (peer && peer.entriesBehind > 0) details.push(`${peer.entriesBehind} ${peer.entriesBehind === 1 ? 'entry' : 'entries'} behind`);
       if (peer?.lastError) details.push(peer.lastError);
-      if (device.version) details.push(`notesd ${device.version}`);
-      if (device.isSelf && this.status.version) details.push(`notesd ${this.status.version}`);
-      if (!device.revoked && device.keyEpoch !== undefined && device.keyEpoch !== null) details.push(`key epoch ${device.keyEpoch}`);
+      // A device's own row has its version from devices.list (status.version for daemons before it did).
+      const version = device.version ?? (device.isSelf ? this.status.version : null);
+      if (version) details.push(`notesd ${version}`);
+      // Key epochs only matter once the household key has been rotated.
+      if (rotated && !device.revoked && device.keyEpoch !== undefined && device.keyEpoch !== null) details.push(`key epoch ${device.keyEpoch}`);
       return h('li', { class: `device${device.revoked ? ' revoked' : ''}`, dataset: { device: device.id } },
         h('div', { class: 'device-main' },
           h('span', { class: 'device-name' }, device.name),
@@ -91,7 +94,7 @@ export class DevicesView {
         h('h2', {}, 'Devices'),
         h('p', {}, household
           ? `Household ${household.short} · ${household.deviceCount} ${household.deviceCount === 1 ? 'device' : 'devices'}`
-            + (key ? ` · key epoch ${key.epoch}` : '')
+            + (rotated ? ` · key epoch ${key.epoch}` : '')
           : 'This device is not in a household any more: its notes are kept. Join one below.'),
         // Only when something is pending: a rotation waiting, or this device locked out.
         key && key.state !== 'settled' ? h('p', { class: 'key-state muted' }, `Household key: ${key.message}`) : null,
