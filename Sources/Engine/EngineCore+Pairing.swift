@@ -118,7 +118,7 @@ extension EngineCore {
             }
             candidates = [address]
         } else {
-            candidates = targets.values.filter { if case .discovered = $0.origin { true } else { false } }.map(\.address)
+            candidates = discoveredAddresses()
         }
         let id = (joinAttempts.keys.max() ?? 0) + 1
         joinAttempts[id] = JoinAttempt(
@@ -127,12 +127,21 @@ extension EngineCore {
         tryNextJoinCandidate(id)
     }
 
+    /// The addresses discovery has found, in the order of their target keys: a join tries
+    /// them in an order that does not depend on a dictionary's layout, so a simulation seed
+    /// replays the same in any process.
+    func discoveredAddresses() -> [PeerAddress] {
+        targets.keys.sorted().compactMap { key in
+            guard let target = targets[key], case .discovered = target.origin else { return nil }
+            return target.address
+        }
+    }
+
     /// Dials the next untried address for a join; fails it when nothing is left to try.
     func tryNextJoinCandidate(_ id: JoinAttempt.ID) {
         guard var attempt = joinAttempts[id], connection(forJoin: id) == nil else { return }
         if attempt.usesDiscovery {
-            let fresh = targets.values.filter { if case .discovered = $0.origin { true } else { false } }.map(\.address)
-            for address in fresh where !attempt.tried.contains(address.description) && !attempt.candidates.contains(address) {
+            for address in discoveredAddresses() where !attempt.tried.contains(address.description) && !attempt.candidates.contains(address) {
                 attempt.candidates.append(address)
             }
         }

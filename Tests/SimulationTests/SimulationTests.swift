@@ -48,7 +48,12 @@ import TestSupport
         for seed in Self.seeds {
             do {
                 let simulation = try Simulation(seed: seed)
-                defer { tally.add(simulation) }
+                defer {
+                    tally.add(simulation)
+                    if let directory = ProcessInfo.processInfo.environment["NOTES_SIM_TRACE_DIR"] {
+                        try? simulation.lan.trace.joined(separator: "\n").write(toFile: "\(directory)/seed-\(seed).txt", atomically: true, encoding: .utf8)
+                    }
+                }
                 try simulation.run(steps: 150)
             } catch let failure as SimulationFailure {
                 failures.append("\(failure)")
