@@ -23,6 +23,10 @@ struct DialTarget {
     var lastErrorAt: UInt64?
     /// Refused (not on the roster, revoked, other household): not retried until something changes.
     var blocked = false
+    /// Blocked because the device there did not have this one on its roster yet. The
+    /// household passes the roster on, so it may know this one later: such a target is still
+    /// dialled, with the backoff of a failed dial, and counts as blocked until it takes us.
+    var refusedAsStranger = false
     /// Dials in a row that the peer closed before the handshake finished: it did not accept
     /// this device's key at message 1 (see `lockedOutOfHousehold`).
     var handshakeRefusals = 0
@@ -83,9 +87,15 @@ extension EngineCore {
         targets[key] = target
     }
 
-    func blockTarget(_ key: String, reason: String) {
+    func blockTarget(_ key: String, reason: String, asStranger: Bool = false) {
+        let delay = backoff(retries: targets[key]?.retries ?? 0)
         updateTarget(key) {
             $0.blocked = true
+            $0.refusedAsStranger = asStranger
+            if asStranger {
+                $0.nextAttempt = self.now + delay
+                $0.retries += 1
+            }
             $0.lastError = reason
             $0.lastErrorAt = self.now
         }
@@ -116,11 +126,12 @@ extension EngineCore {
         connections.values.first { $0.target == key }?.id
     }
 
-    /// A target is dialled when no connection serves it, nothing refused it, and it is not
-    /// this device or one already syncing on another connection. (A target left due while
-    /// skipped would make its deadline fire again at once, for as long as it is skipped.)
+    /// A target is dialled when no connection serves it, nothing refused it (but a device
+    /// that did not know this one yet), and it is not this device or one already syncing on
+    /// another connection. (A target left due while skipped would make its deadline fire
+    /// again at once, for as long as it is skipped.)
     func wantsDial(_ key: String) -> Bool {
-        guard let target = targets[key], !target.blocked, connection(forTarget: key) == nil else { return false }
+        guard let target = targets[key], !target.blocked || target.refusedAsStranger, connection(forTarget: key) == nil else { return false }
         if let device = target.device, isConnected(device) { return false }
         if let hinted = target.hintedShortID, hinted == identity.deviceID.short { return false }
         return true

@@ -385,7 +385,7 @@ public final class EngineCore {
         case .closing:
             // We are closing; a refusal from the peer still says why it will not sync.
             if case .refuse(let refusal) = frame, let target = link.target {
-                blockTarget(target, reason: refusal.message)
+                blockTarget(target, reason: refusal.message, asStranger: refusal.code == .notOnRoster)
             }
             noteRemoval(frame, from: link)
         case .syncing(var session):
@@ -396,10 +396,13 @@ public final class EngineCore {
             noteRemoval(frame, from: link)
             if case .refuse(let refusal) = frame, let target = link.target,
                [.notOnRoster, .revoked, .protocolVersion].contains(refusal.code) {
-                blockTarget(target, reason: refusal.message)
+                blockTarget(target, reason: refusal.message, asStranger: refusal.code == .notOnRoster)
             }
             // A household device sends its hello only to a device on its roster.
-            if case .hello = frame { acceptedByHousehold() }
+            if case .hello = frame {
+                acceptedByHousehold()
+                if let target = link.target { updateTarget(target) { $0.blocked = false; $0.refusedAsStranger = false } }
+            }
             let output = session.receive(frame, store: replica, now: now)
             connections[id]?.state = .syncing(session)
             drive(id, output)

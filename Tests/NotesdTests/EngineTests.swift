@@ -197,6 +197,33 @@ final class LoneDevice {
         #expect(try home.run(alice) { $0.deviceInfos() }.allSatisfy { $0.name != "stranger" }, "alice never admitted it")
     }
 
+    /// Found by simulation seed 1502: carol joins through alice while bob is cut off from
+    /// alice, and bob refuses carol, whom it does not know yet. Once alice passes carol's
+    /// roster record on to bob, carol's dial to bob is taken, though bob has no address for
+    /// carol: a device refused as unknown keeps asking, with backoff, and says it is blocked.
+    @Test func aMemberThatDidNotKnowThisDeviceYetIsAskedAgainOnceTheRosterReachesIt() throws {
+        let home = try TestHousehold(["alice", "bob", "carol"])
+        let (alice, bob, carol) = (home["alice"], home["bob"], home["carol"])
+        try home.pair(bob, with: alice)
+        home.lan.stop(bob)
+        try home.pair(carol, with: alice)
+        home.lan.partitions.insert(VirtualLAN.pair(alice.index, bob.index))
+        try home.lan.launch(bob)
+        // Carol has bob on her roster, so her side of the handshake takes him; bob refuses.
+        _ = try home.connect(carol, to: bob.address.description)
+        try home.wait("carol is refused by bob", on: carol) { core in
+            core.peerStatuses().contains { $0.name == "bob" && $0.status == .blocked && ($0.lastError ?? "").contains("does not have") }
+        }
+        #expect(try !home.run(bob) { $0.deviceInfos() }.contains { $0.name == "carol" })
+
+        home.lan.partitions.removeAll()
+        try home.wait("bob learns of carol from alice", on: bob) { $0.deviceInfos().contains { $0.name == "carol" } }
+        try home.wait("carol's dial to bob is taken", on: carol, limit: 310_000) { core in
+            core.peerStatuses().contains { $0.name == "bob" && $0.connected && $0.status == .idle }
+        }
+        #expect(try home.run(bob) { $0.deviceInfos() }.contains { $0.name == "carol" && $0.connected })
+    }
+
     @Test func aConnectWithNoHandshakeTimesOutAfterItsLimit() throws {
         let home = try TestHousehold(["alice", "bob"])
         let (alice, bob) = (home["alice"], home["bob"])

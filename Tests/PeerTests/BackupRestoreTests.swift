@@ -33,7 +33,7 @@ import TestSupport
         let report = try Replica.restoreBackup(
             from: copy, toDatabase: aPath, household: "h1", now: 4_000, randomBytes: SeededBytes.source(seed: 23))
         #expect(report.oldReplica == oldReplica && report.newReplica != oldReplica)
-        #expect(report.droppedEntries == 1)
+        #expect(report.droppedEntries == 1 && report.keptEntries == 0)
         #expect(report.previousLibrary == aPath + ".before-restore-4000")
         let restored = try Replica(path: aPath)
         #expect(restored.replicaID == report.newReplica)
@@ -49,6 +49,47 @@ import TestSupport
         try restored.editNote(seen, NoteEdit(title: "seen, after the restore"), now: 5_000)
         try pull(into: b, from: restored)
         #expect(try b.note(seen)?.title == "seen, after the restore")
+        #expect(try restored.integrityProblems() == [] && b.integrityProblems() == [])
+    }
+
+    /// Found by simulation seed 12471: a folder deleted on A, not yet offered when the copy was
+    /// taken. The deletion erased its parent's content at once; dropping the tombstone at the
+    /// restore left the folder's one revision erased on A alone, live on B, and both holding
+    /// the same heads, so nothing was ever sent again. An unoffered tombstone cannot have been
+    /// replaced since, so the restore keeps it, and so do unoffered revisions with children.
+    @Test func aRestoredCopyKeepsTheUnofferedEntriesNothingCanHaveReplaced() throws {
+        let directory = try TemporaryDirectory()
+        let aPath = directory.file("a.db")
+        var a: Replica? = try Replica(path: aPath, randomBytes: SeededBytes.source(seed: 31))
+        let b = try Replica(path: directory.file("b.db"), randomBytes: SeededBytes.source(seed: 32))
+        try a!.recordHousehold("h1")
+        let folder = try a!.createFolder(name: "Old", parent: nil, now: 1_000)
+        let note = try a!.createNote(title: "kept", body: paragraphs(["one"]), now: 1_000)
+        try pull(into: b, from: a!)
+        try a!.markOffered()
+        // Offered to nobody when the copy is taken: the folder deleted; the note edited twice,
+        // the second edit out of the coalescing window, so the first has a child.
+        try a!.deleteFolder(folder, now: 2_000)
+        try a!.editNote(note, NoteEdit(body: paragraphs(["one", "two"])), now: 2_000)
+        try a!.editNote(note, NoteEdit(body: paragraphs(["one", "two", "three"])), now: 2_000 + Replica.coalescingWindowMilliseconds + 1)
+        let copy = directory.file("copy.db")
+        _ = try OnlineBackup.copy(from: aPath, to: copy)
+        #expect(try a!.folder(folder) == nil)
+        a = nil
+
+        let report = try Replica.restoreBackup(
+            from: copy, toDatabase: aPath, household: "h1", now: 10_000_000, randomBytes: SeededBytes.source(seed: 33))
+        #expect(report.droppedEntries == 1, "the note's last edit, its one head, may have been replaced since")
+        #expect(report.keptEntries == 2, "the deletion and the first edit cannot have been")
+        let restored = try Replica(path: aPath)
+        #expect(try restored.integrityProblems() == [])
+        #expect(try restored.folder(folder) == nil, "the deletion stays")
+        #expect(try restored.note(note)?.body == paragraphs(["one", "two"]))
+        #expect(restored.vector[report.newReplica] == 2)
+        try pull(into: b, from: restored)
+        try pull(into: restored, from: b)
+        #expect(try b.folder(folder) == nil, "the deletion reaches the household")
+        #expect(try restored.stateHash() == b.stateHash())
         #expect(try restored.integrityProblems() == [] && b.integrityProblems() == [])
     }
 

@@ -51,6 +51,9 @@ public struct BackupRestoreReport: Sendable, Equatable {
     /// Own entries above the copy's `offered` mark, dropped: the household sends back whatever
     /// replaced them.
     public let droppedEntries: Int
+    /// Own entries above the `offered` mark that the device cannot have replaced since (see
+    /// `replaceable`), logged again under the new replica id.
+    public let keptEntries: Int
     /// Where the library that was replaced now is (nil when there was none).
     public let previousLibrary: String?
 }
@@ -120,11 +123,11 @@ extension Replica {
     }
 
     /// Installs the backup at `file` as the library at `databasePath`, with the daemon stopped
-    /// (it takes the daemon's lock). The copy gets a new replica id; its own entries above its
-    /// `offered` mark are dropped and its vector for the old id lowered to that mark, because
-    /// the device may since have replaced them under the same (replica, seq) and sent those
-    /// out: the household then sends the newer versions back. The library it replaces is kept
-    /// next to it, renamed.
+    /// (it takes the daemon's lock). The copy gets a new replica id; of its own entries above
+    /// its `offered` mark, those the device may since have replaced under the same (replica,
+    /// seq) and sent out are dropped and its vector for the old id lowered to that mark, so the
+    /// household sends the newer versions back; the rest are logged under the new id. The
+    /// library it replaces is kept next to it, renamed.
     public static func restoreBackup(
         from file: String, toDatabase databasePath: String, household: String, now: UInt64,
         randomBytes: @escaping (Int) -> [UInt8] = Replica.systemRandomBytes
@@ -138,12 +141,12 @@ extension Replica {
         for suffix in ["", "-wal", "-shm", "-journal", ".lock"] { unlink(staging + suffix) }
         try copyFile(file, to: staging)
         let newReplica = ReplicaID(RecordID(bytes: randomBytes(16))!)
-        let (dropped, affected): (Int, [(RecordID, RecordKind)])
+        let (dropped, kept, affected): (Int, Int, [(RecordID, RecordKind)])
         do {
             let database = try Database(path: staging)
             // A backup made by an older notesd is read through the current schema.
             try database.migrate(Schema.migrations)
-            (dropped, affected) = try database.transaction {
+            (dropped, kept, affected) = try database.transaction {
                 try forgetUnofferedEntries(in: database, of: description.replica, above: description.offered, newReplica: newReplica)
             }
             try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -179,7 +182,7 @@ extension Replica {
         guard rename(staging, databasePath) == 0 else { throw SystemError(operation: "install \(staging) as \(databasePath)", code: errno) }
         withExtendedLifetime(daemonLock) {}
         return BackupRestoreReport(
-            oldReplica: description.replica, newReplica: newReplica, droppedEntries: dropped, previousLibrary: previous)
+            oldReplica: description.replica, newReplica: newReplica, droppedEntries: dropped, keptEntries: kept, previousLibrary: previous)
     }
 
     /// A byte copy, mode 0600, flushed to disk.
@@ -217,18 +220,33 @@ extension Replica {
     }
 
     /// In the staged copy: the new replica id, and the old replica's entries above `offered`
-    /// gone with the revisions only they named (and whatever blocks only those used), the
-    /// vector lowered to `offered`, and heads recomputed. Returns how many entries were
-    /// dropped and the records whose state must be materialised again.
+    /// sorted into the two kinds `replaceable` tells apart. Those the device may have replaced
+    /// since are gone with the revisions only they named (and whatever blocks only those used);
+    /// the others are logged again under the new replica id, in their order. The vector for the
+    /// old id is lowered to `offered` and heads are recomputed. Returns how many entries were
+    /// dropped and kept, and the records whose state must be materialised again.
     private static func forgetUnofferedEntries(
         in database: Database, of old: ReplicaID, above offered: UInt64, newReplica: ReplicaID
-    ) throws -> (Int, [(RecordID, RecordKind)]) {
+    ) throws -> (dropped: Int, kept: Int, affected: [(RecordID, RecordKind)]) {
         let entries = try database.rows(
-            "SELECT seq, revision FROM log WHERE replica = ?1 AND seq > ?2 ORDER BY seq DESC",
+            "SELECT seq, revision FROM log WHERE replica = ?1 AND seq > ?2 ORDER BY seq",
             [.blob(old.raw.bytes), .integer(Int64(bitPattern: offered))]
         ) { (UInt64($0.int(0)), Hash256(bytes: $0.blob(1))!) }
-        var affected: [RecordID: RecordKind] = [:]
+        var kept: [UInt64] = []
+        var dropped: [(seq: UInt64, revision: RevisionID)] = []
         for (seq, revision) in entries {
+            if try replaceable(revision, in: database) { dropped.append((seq, revision)) } else { kept.append(seq) }
+        }
+        for (index, seq) in kept.enumerated() {
+            try database.run(
+                "UPDATE log SET replica = ?1, seq = ?2 WHERE replica = ?3 AND seq = ?4",
+                [.blob(newReplica.raw.bytes), .integer(Int64(index + 1)), .blob(old.raw.bytes), .integer(Int64(seq))])
+        }
+        if !kept.isEmpty {
+            try database.run("INSERT INTO vector (replica, seq) VALUES (?1, ?2)", [.blob(newReplica.raw.bytes), .integer(Int64(kept.count))])
+        }
+        var affected: [RecordID: RecordKind] = [:]
+        for (seq, revision) in dropped.reversed() {
             try database.run("DELETE FROM log WHERE replica = ?1 AND seq = ?2", [.blob(old.raw.bytes), .integer(Int64(seq))])
             // A derived revision (a conflict copy) may be named by a peer's entry too: it stays.
             let stillNamed = try database.first("SELECT 1 FROM log WHERE revision = ?1", [.blob(revision.bytes)]) { _ in true } ?? false
@@ -265,6 +283,23 @@ extension Replica {
         try database.run("UPDATE meta SET value = ?1 WHERE key = 'replica'", [.blob(newReplica.raw.bytes)])
         // Marks about the old replica's own entries mean nothing for the new one.
         try database.run("DELETE FROM meta WHERE key IN ('offered', 'sealed')")
-        return (entries.count, affected.map { ($0.key, $0.value) }.sorted { $0.0 < $1.0 })
+        return (dropped.count, kept.count, affected.map { ($0.key, $0.value) }.sorted { $0.0 < $1.0 })
+    }
+
+    /// Whether the live device may have replaced this unoffered revision after the copy was
+    /// taken: coalescing replaces only a record's one head, and never a tombstone. Anything
+    /// else is still there, unchanged, on the device (and maybe sent on from it): a revision
+    /// with children cannot be replaced, and nothing is written on top of a tombstone. Keeping
+    /// those matters for tombstones most: a purge erased its ancestors' content at once, and
+    /// dropping it would leave that content erased here with nothing left that erases it —
+    /// the copy would then read those revisions differently from every other device, which
+    /// hold them and so never send them again.
+    private static func replaceable(_ revision: RevisionID, in database: Database) throws -> Bool {
+        let tombstone = try database.first("SELECT tombstone FROM revisions WHERE id = ?1", [.blob(revision.bytes)]) { $0.int(0) != 0 }
+        guard tombstone == false else { return false }
+        let record = try database.first("SELECT record FROM heads WHERE revision = ?1", [.blob(revision.bytes)]) { $0.blob(0) }
+        guard let record else { return false }
+        let heads = try database.first("SELECT count(*) FROM heads WHERE record = ?1", [.blob(record)]) { $0.int(0) } ?? 0
+        return heads == 1
     }
 }

@@ -37,6 +37,9 @@ enum RestoreBackupCommand {
             if report.droppedEntries > 0 {
                 lines.append("\(report.droppedEntries) of its own changes no other device had seen when the backup was taken were left out; the household sends back whatever became of them.")
             }
+            if report.keptEntries > 0 {
+                lines.append("\(report.keptEntries) of its own changes no other device had seen, which cannot have changed since, are kept and will be sent under the new replica id.")
+            }
             if let previous = report.previousLibrary { lines.append("The library it replaced is kept as \(previous).") }
             lines.append("Start notesd again; it catches up with the household at the next sync.")
             return .success(lines.joined(separator: "\n"))
