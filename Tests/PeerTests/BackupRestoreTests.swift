@@ -4,8 +4,9 @@ import Testing
 @testable import Peer
 import TestSupport
 
-/// `Replica.restoreBackup`: a copy installed under a new replica id, its unoffered own entries
-/// dropped so the household's newer versions come back (docs/architecture.md, "Backups").
+/// `Replica.restoreBackup`: a copy installed under a new replica id; of its unoffered own
+/// entries, those the device may have replaced are dropped so the household's newer versions
+/// come back, the rest kept (docs/architecture.md, "Backups").
 @Suite struct BackupRestoreTests {
     @Test func aRestoredCopyTakesBackWhatReplacedItsUnofferedEntries() throws {
         let directory = try TemporaryDirectory()
