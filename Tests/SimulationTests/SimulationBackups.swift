@@ -52,11 +52,13 @@ extension Simulation {
             let restored = try Self.tokens(inLibraryAt: database)
             removed.formUnion(current.subtracting(restored).subtracting(elsewhere))
             restores += 1
-            lan.trace.append("\(node.name) restores its backup \(backup.split(separator: "/").last!): \(report)")
+            // Not the whole report: where the replaced library went is a temporary path, and a
+            // seed's history must read the same in every run.
+            lan.trace.append("\(node.name) restores its backup \(backup.split(separator: "/").last!): replica \(report.oldReplica) → \(report.newReplica), \(report.droppedEntries) entries dropped, \(report.keptEntries) kept")
         } catch let error as BackupRestoreError {
             // A backup of the household the device has since left for another is refused,
             // as `notesd --restore-backup` refuses it.
-            lan.trace.append("\(node.name) cannot restore \(backup.split(separator: "/").last!): \(error)")
+            lan.trace.append("\(node.name) cannot restore \(backup.split(separator: "/").last!): \(String(describing: error).replacingOccurrences(of: lan.directory, with: "…"))")
         }
         try launch(node)
     }
