@@ -23,10 +23,11 @@ struct DialTarget {
     var lastErrorAt: UInt64?
     /// Refused (not on the roster, revoked, other household): not retried until something changes.
     var blocked = false
-    /// Blocked because the device there did not have this one on its roster yet. The
-    /// household passes the roster on, so it may know this one later: such a target is still
-    /// dialled, with the backoff of a failed dial, and counts as blocked until it takes us.
-    var refusedAsStranger = false
+    /// Blocked for what the device there has on its roster: this one not on it yet, or marked
+    /// removed (and re-admitted since through another member). The household passes the
+    /// roster on, so it may take this one later: such a target is still dialled, with the
+    /// backoff of a failed dial, and counts as blocked until it takes us.
+    var refusedByItsRoster = false
     /// Dials in a row that the peer closed before the handshake finished: it did not accept
     /// this device's key at message 1 (see `lockedOutOfHousehold`).
     var handshakeRefusals = 0
@@ -87,12 +88,12 @@ extension EngineCore {
         targets[key] = target
     }
 
-    func blockTarget(_ key: String, reason: String, asStranger: Bool = false) {
-        let delay = backoff(retries: targets[key]?.retries ?? 0)
+    func blockTarget(_ key: String, reason: String, byItsRoster: Bool = false) {
+        let delay = byItsRoster ? backoff(retries: targets[key]?.retries ?? 0) : 0
         updateTarget(key) {
             $0.blocked = true
-            $0.refusedAsStranger = asStranger
-            if asStranger {
+            $0.refusedByItsRoster = byItsRoster
+            if byItsRoster {
                 $0.nextAttempt = self.now + delay
                 $0.retries += 1
             }
@@ -131,7 +132,7 @@ extension EngineCore {
     /// another connection. (A target left due while skipped would make its deadline fire
     /// again at once, for as long as it is skipped.)
     func wantsDial(_ key: String) -> Bool {
-        guard let target = targets[key], !target.blocked || target.refusedAsStranger, connection(forTarget: key) == nil else { return false }
+        guard let target = targets[key], !target.blocked || target.refusedByItsRoster, connection(forTarget: key) == nil else { return false }
         if let device = target.device, isConnected(device) { return false }
         if let hinted = target.hintedShortID, hinted == identity.deviceID.short { return false }
         return true

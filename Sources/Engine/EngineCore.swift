@@ -385,7 +385,7 @@ public final class EngineCore {
         case .closing:
             // We are closing; a refusal from the peer still says why it will not sync.
             if case .refuse(let refusal) = frame, let target = link.target {
-                blockTarget(target, reason: refusal.message, asStranger: refusal.code == .notOnRoster)
+                blockTarget(target, reason: refusal.message, byItsRoster: Self.rosterRefusals.contains(refusal.code))
             }
             noteRemoval(frame, from: link)
         case .syncing(var session):
@@ -396,18 +396,22 @@ public final class EngineCore {
             noteRemoval(frame, from: link)
             if case .refuse(let refusal) = frame, let target = link.target,
                [.notOnRoster, .revoked, .protocolVersion].contains(refusal.code) {
-                blockTarget(target, reason: refusal.message, asStranger: refusal.code == .notOnRoster)
+                blockTarget(target, reason: refusal.message, byItsRoster: Self.rosterRefusals.contains(refusal.code))
             }
             // A household device sends its hello only to a device on its roster.
             if case .hello = frame {
                 acceptedByHousehold()
-                if let target = link.target { updateTarget(target) { $0.blocked = false; $0.refusedAsStranger = false } }
+                if let target = link.target { updateTarget(target) { $0.blocked = false; $0.refusedByItsRoster = false } }
             }
             let output = session.receive(frame, store: replica, now: now)
             connections[id]?.state = .syncing(session)
             drive(id, output)
         }
     }
+
+    /// Refusals that rest on the refusing device's roster, which the household passes on:
+    /// the device there may take this one later (`DialTarget.refusedByItsRoster`).
+    static let rosterRefusals: Set<Refusal.Code> = [.notOnRoster, .revoked]
 
     /// Only a current household member can tell us we were removed.
     private func noteRemoval(_ frame: Frame, from link: Connection) {

@@ -311,6 +311,37 @@ final class LoneDevice {
 }
 
 @Suite struct RevocationTests {
+    /// Found by simulation seeds 5479 and 14274: carol is removed, then invited back through
+    /// alice while bob is cut off from alice, so bob still has her as removed and refuses her.
+    /// Once alice passes the re-admission on to bob, carol's dial to bob is taken: a refusal
+    /// as removed rests on the refuser's roster, so carol keeps asking, with backoff.
+    @Test func aDeviceInvitedBackIsTakenByAMemberThatLearnsOfItLater() throws {
+        let home = try TestHousehold(["alice", "bob", "carol"])
+        let (alice, bob, carol) = (home["alice"], home["bob"], home["carol"])
+        try home.pair(bob, with: alice)
+        try home.pair(carol, with: alice)
+        _ = try home.run(alice) { try $0.devicesRemove(DeviceRemoveParams(device: "carol")) }
+        try home.wait("bob learns carol was removed", on: bob) { $0.deviceInfos().contains { $0.name == "carol" && $0.revoked } }
+        try home.wait("carol knows she was removed", on: carol) { $0.removedFromHousehold != nil }
+        // Carol is given the key bob holds when she is invited back.
+        try home.wait("bob holds the key minted without carol", on: bob) { $0.household.current.version == alice.core?.household.current.version }
+        home.lan.partitions.insert(VirtualLAN.pair(alice.index, bob.index))
+        try home.pair(carol, with: alice)
+        _ = try? home.connect(carol, to: bob.address.description)
+        try home.wait("bob refuses carol as removed", on: carol) { core in
+            core.peerStatuses().contains { $0.name == "bob" && $0.status == .blocked && ($0.lastError ?? "").contains("removed") }
+        }
+
+        home.lan.partitions.removeAll()
+        try home.wait("bob learns carol is back", on: bob) { $0.deviceInfos().contains { $0.name == "carol" && !$0.revoked } }
+        try home.wait("carol's dial to bob is taken", on: carol, limit: 310_000) { core in
+            core.peerStatuses().contains { $0.name == "bob" && $0.connected && $0.status == .idle }
+        }
+        #expect(carol.core?.removedFromHousehold == nil, "bob's hello says carol is a member again")
+        let note = try home.run(carol) { try $0.notesCreate(NoteCreateParams(title: "Back", html: "<p>carol is back</p>")) }
+        try home.wait("carol's note on bob", on: bob) { try $0.notesList(NotesListParams()).contains { $0.id == note.id } }
+    }
+
     @Test func aRemovedDeviceIsRefusedSaysSoAndCanBeInvitedBack() throws {
         let home = try TestHousehold(["alice", "bob"])
         let (alice, bob) = (home["alice"], home["bob"])
