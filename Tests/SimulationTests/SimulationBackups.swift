@@ -38,6 +38,12 @@ extension Simulation {
         return held
     }
 
+    /// `value` as the trace says it, without this run's temporary directory: a seed's history
+    /// must read the same in every run.
+    private func withoutRunDirectory(_ value: Any) -> String {
+        String(describing: value).replacingOccurrences(of: lan.directory, with: "…")
+    }
+
     func restore(_ node: VirtualLAN.Node, from backup: String) throws {
         lan.crash(node)
         let database = node.directory + "/notes.db"
@@ -52,13 +58,11 @@ extension Simulation {
             let restored = try Self.tokens(inLibraryAt: database)
             removed.formUnion(current.subtracting(restored).subtracting(elsewhere))
             restores += 1
-            // Not the whole report: where the replaced library went is a temporary path, and a
-            // seed's history must read the same in every run.
-            lan.trace.append("\(node.name) restores its backup \(backup.split(separator: "/").last!): replica \(report.oldReplica) → \(report.newReplica), \(report.droppedEntries) entries dropped, \(report.keptEntries) kept")
+            lan.trace.append("\(node.name) restores its backup \(backup.split(separator: "/").last!): \(withoutRunDirectory(report))")
         } catch let error as BackupRestoreError {
             // A backup of the household the device has since left for another is refused,
             // as `notesd --restore-backup` refuses it.
-            lan.trace.append("\(node.name) cannot restore \(backup.split(separator: "/").last!): \(String(describing: error).replacingOccurrences(of: lan.directory, with: "…"))")
+            lan.trace.append("\(node.name) cannot restore \(backup.split(separator: "/").last!): \(withoutRunDirectory(error))")
         }
         try launch(node)
     }
