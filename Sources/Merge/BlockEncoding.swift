@@ -151,40 +151,42 @@ extension Block {
 }
 
 /// Reads an encoding front to back; every length is checked against what is left before use.
+/// What is being read is described only when there is an error to report (every block of a
+/// catch-up is decoded, and building the descriptions cost more than the decoding).
 private struct Reader {
     let bytes: [UInt8]
     var offset = 0
 
-    mutating func byte(_ what: String) throws(BlockDecodingError) -> UInt8 {
+    mutating func byte(_ what: @autoclosure () -> String) throws(BlockDecodingError) -> UInt8 {
         guard offset < bytes.count else {
-            throw BlockDecodingError(offset: offset, reason: "the encoding ends before \(what)")
+            throw BlockDecodingError(offset: offset, reason: "the encoding ends before \(what())")
         }
         defer { offset += 1 }
         return bytes[offset]
     }
 
-    mutating func flag(_ what: String) throws(BlockDecodingError) -> Bool {
+    mutating func flag(_ what: @autoclosure () -> String) throws(BlockDecodingError) -> Bool {
         let start = offset
-        switch try byte(what) {
+        switch try byte(what()) {
         case 0: return false
         case 1: return true
-        case let other: throw BlockDecodingError(offset: start, reason: "\(what) is \(other), not 0 or 1")
+        case let other: throw BlockDecodingError(offset: start, reason: "\(what()) is \(other), not 0 or 1")
         }
     }
 
-    mutating func varint(_ what: String) throws(BlockDecodingError) -> UInt64 {
+    mutating func varint(_ what: @autoclosure () -> String) throws(BlockDecodingError) -> UInt64 {
         let start = offset
         var value: UInt64 = 0
         var shift: UInt64 = 0
         while true {
-            let next = try byte(what)
+            let next = try byte(what())
             guard shift < 63 || (shift == 63 && next <= 1) else {
-                throw BlockDecodingError(offset: start, reason: "\(what) does not fit in 64 bits")
+                throw BlockDecodingError(offset: start, reason: "\(what()) does not fit in 64 bits")
             }
             value |= UInt64(next & 0x7F) << shift
             if next & 0x80 == 0 {
                 guard next != 0 || offset - start == 1 else {
-                    throw BlockDecodingError(offset: start, reason: "\(what) is not in its shortest form")
+                    throw BlockDecodingError(offset: start, reason: "\(what()) is not in its shortest form")
                 }
                 return value
             }
@@ -193,21 +195,21 @@ private struct Reader {
     }
 
     /// A count of items that each take at least one byte, so it cannot exceed what is left.
-    mutating func count(_ what: String) throws(BlockDecodingError) -> Int {
+    mutating func count(_ what: @autoclosure () -> String) throws(BlockDecodingError) -> Int {
         let start = offset
-        let value = try varint(what)
+        let value = try varint(what())
         guard value <= UInt64(bytes.count - offset) else {
-            throw BlockDecodingError(offset: start, reason: "\(what) \(value) exceeds the \(bytes.count - offset) bytes left")
+            throw BlockDecodingError(offset: start, reason: "\(what()) \(value) exceeds the \(bytes.count - offset) bytes left")
         }
         return Int(value)
     }
 
-    mutating func string(_ what: String) throws(BlockDecodingError) -> String {
+    mutating func string(_ what: @autoclosure () -> String) throws(BlockDecodingError) -> String {
         let start = offset
-        let length = try count("the length of \(what)")
+        let length = try count("the length of \(what())")
         let slice = bytes[offset..<offset + length]
         guard let string = String(validating: slice, as: UTF8.self) else {
-            throw BlockDecodingError(offset: start, reason: "\(what) is not valid UTF-8")
+            throw BlockDecodingError(offset: start, reason: "\(what()) is not valid UTF-8")
         }
         offset += length
         return string

@@ -37,7 +37,7 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
         self.init(bytes: bytes)
     }
 
-    public var bytes: [UInt8] { bigEndianBytes([high, low]) }
+    public var bytes: [UInt8] { bigEndianBytes(words: 2) { $0 == 0 ? high : low } }
 
     public var description: String {
         let hex = Hex.encode(bytes)
@@ -90,7 +90,16 @@ public struct Hash256: Hashable, Comparable, Sendable, CustomStringConvertible {
         self.init(bytes: bytes)
     }
 
-    public var bytes: [UInt8] { bigEndianBytes([word0, word1, word2, word3]) }
+    public var bytes: [UInt8] {
+        bigEndianBytes(words: 4) { index in
+            switch index {
+            case 0: word0
+            case 1: word1
+            case 2: word2
+            default: word3
+            }
+        }
+    }
 
     public var description: String { Hex.encode(bytes) }
     /// The first 12 hex digits, for logs and `notesctl log`.
@@ -153,14 +162,11 @@ public struct Stamp: Hashable, Comparable, Sendable {
 /// The words' bytes, most significant first, written straight into one array (ids are turned
 /// into bytes for every SQL statement that names them).
 @inlinable
-func bigEndianBytes(_ words: [UInt64]) -> [UInt8] {
-    [UInt8](unsafeUninitializedCapacity: words.count * 8) { buffer, count in
-        for (index, word) in words.enumerated() {
-            withUnsafeBytes(of: word.bigEndian) { raw in
-                for offset in 0..<8 { buffer[index * 8 + offset] = raw[offset] }
-            }
-        }
-        count = words.count * 8
+func bigEndianBytes(words count: Int, _ word: (Int) -> UInt64) -> [UInt8] {
+    [UInt8](unsafeUninitializedCapacity: count * 8) { buffer, initialized in
+        let raw = UnsafeMutableRawBufferPointer(buffer)
+        for index in 0..<count { raw.storeBytes(of: word(index).bigEndian, toByteOffset: index * 8, as: UInt64.self) }
+        initialized = count * 8
     }
 }
 

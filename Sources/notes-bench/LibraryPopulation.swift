@@ -12,8 +12,11 @@ struct LibraryNote {
 /// the same path an import takes, and much faster than 10,000 control calls.
 enum LibraryPopulation {
     static func fill(databasePath: String, with notes: [GeneratedNote]) throws -> [LibraryNote] {
-        let replica = try Replica(path: databasePath)
-        return try replica.inOneTransaction {
+        try fill(replica: try Replica(path: databasePath), with: notes)
+    }
+
+    static func fill(replica: Replica, with notes: [GeneratedNote]) throws -> [LibraryNote] {
+        try replica.inOneTransaction {
             try notes.map { note in
                 let body = HTMLBlocks.split(note.html)
                 let id = try replica.createNote(title: note.title, body: body, now: unixMilliseconds())

@@ -51,6 +51,14 @@ struct ChannelIdentityTests {
         }
     }
 
+    @Test("the short form is the full form's first seven characters")
+    func shortFormIsThePrefix() {
+        for _ in 0..<20 {
+            let id = DeviceIdentity.generate().deviceID
+            #expect(id.short == String(id.description.prefix(7)))
+        }
+    }
+
     @Test("device id parse errors say what is wrong")
     func deviceIDParseErrors() {
         let id = DeviceIdentity.generate().deviceID.description

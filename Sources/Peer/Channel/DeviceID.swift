@@ -80,7 +80,9 @@ public struct DeviceID: Hashable, Comparable, Sendable, CustomStringConvertible 
     }
 
     /// The first 7 characters, for display where space is short (e.g. mDNS TXT, status lines).
-    public var short: String { String(decoding: compactCharacters.prefix(7), as: UTF8.self) }
+    /// They are data characters alone (the first check character follows 13 of them), so the
+    /// check characters are not computed: short ids name devices in every log line.
+    public var short: String { String(decoding: Base32.encode(fingerprint).prefix(7), as: UTF8.self) }
 
     public static func < (lhs: DeviceID, rhs: DeviceID) -> Bool {
         lhs.fingerprint.lexicographicallyPrecedes(rhs.fingerprint)

@@ -10,7 +10,7 @@ import Glibc
 public final class Database {
     let handle: OpaquePointer
     public let path: String
-    private var cache: [String: Statement] = [:]
+    private var cache: [StatementKey: Statement] = [:]
     private var transactionDepth = 0
     /// SQLite rolled the whole transaction back under a savepoint (see `savepoint`).
     private var transactionAborted = false
@@ -64,9 +64,10 @@ public final class Database {
     /// The cached prepared statement for `sql`.
     public func statement(_ sql: String) throws -> Statement {
         try requireLiveTransaction(sql)
-        if let cached = cache[sql] { return cached }
+        let key = StatementKey(sql)
+        if let cached = cache[key] { return cached }
         let statement = try Statement(database: self, sql: sql)
-        cache[sql] = statement
+        cache[key] = statement
         return statement
     }
 
@@ -94,7 +95,9 @@ public final class Database {
     }
 
     /// `statementCounters` for each prepared statement, by SQL text: which statement did it.
-    public var statementCountersBySQL: [String: StatementCounters] { cache.mapValues(\.counters) }
+    public var statementCountersBySQL: [String: StatementCounters] {
+        Dictionary(cache.map { ($0.key.sql, $0.value.counters) }, uniquingKeysWith: { first, _ in first })
+    }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes(handle)) }
@@ -193,6 +196,31 @@ public final class Database {
     public func check(full: Bool = false) throws -> [String] {
         let rows = try rows(full ? "PRAGMA integrity_check" : "PRAGMA quick_check") { $0.text(0) }
         return rows == ["ok"] ? [] : rows
+    }
+}
+
+/// SQL text as the statement cache's key, hashed by its length and its first and last eight
+/// bytes only: every statement run looks itself up, and hashing the whole text each time (hundreds
+/// of bytes for an upsert) cost a catch-up more than some of its statements' own work.
+/// Equality still compares the whole text.
+private struct StatementKey: Hashable {
+    let sql: String
+
+    init(_ sql: String) { self.sql = sql }
+
+    func hash(into hasher: inout Hasher) {
+        let ends = sql.utf8.withContiguousStorageIfAvailable { utf8 -> (UInt64, UInt64)? in
+            guard utf8.count >= 8, let start = utf8.baseAddress else { return nil }
+            let raw = UnsafeRawPointer(start)
+            return (raw.loadUnaligned(as: UInt64.self), raw.loadUnaligned(fromByteOffset: utf8.count - 8, as: UInt64.self))
+        }
+        guard let (first, last) = ends ?? nil else {
+            hasher.combine(sql)
+            return
+        }
+        hasher.combine(sql.utf8.count)
+        hasher.combine(first)
+        hasher.combine(last)
     }
 }
 

@@ -38,9 +38,16 @@ public final class Statement {
             let code: Int32
             switch value {
             case .integer(let number): code = sqlite3_bind_int64(handle, index, number)
-            case .text(let string):
-                code = string.utf8CString.withUnsafeBufferPointer {
-                    notesd_sqlite3_bind_text_copy(handle, index, $0.baseAddress, Int32($0.count - 1))
+            case .text(var string):
+                // A native string's UTF-8 is contiguous already: bound (and copied by SQLite) in place.
+                code = string.withUTF8 { utf8 in
+                    guard let start = utf8.baseAddress, !utf8.isEmpty else {
+                        // An empty text still needs a non-null pointer, or SQLite stores NULL.
+                        return notesd_sqlite3_bind_text_copy(handle, index, "", 0)
+                    }
+                    return start.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
+                        notesd_sqlite3_bind_text_copy(handle, index, $0, Int32(utf8.count))
+                    }
                 }
             case .blob(let bytes):
                 code = bytes.withUnsafeBytes {

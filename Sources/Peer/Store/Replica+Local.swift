@@ -229,7 +229,7 @@ extension Replica {
             try database.run("DELETE FROM revisions WHERE id = ?1", [.blob(head.id.bytes)])
             try releaseBlocks(head.body)
             try advanceHeads(record: record, kind: content.kind, parents: [], to: encoded.id)
-            try materialize(record, kind: content.kind)
+            try materialize(record, kind: content.kind, stored: encoded)
             return
         }
         let revision = Revision(record: record, parents: heads, author: replicaID, hlc: hlc, content: content)

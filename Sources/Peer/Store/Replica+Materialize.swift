@@ -115,12 +115,14 @@ extension Replica {
     }
 
     /// Recomputes `record`'s current state from its heads, writes the materialised row, purges
-    /// what tombstones erased, and derives conflict copies.
-    func materialize(_ record: RecordID, kind: RecordKind) throws {
+    /// what tombstones erased, and derives conflict copies. `stored` is a revision of the record
+    /// this transaction just stored, still in memory: when it is the one head, it is not read
+    /// back (the common case of an edit, and of every note a catch-up brings).
+    func materialize(_ record: RecordID, kind: RecordKind, stored: RevisionRow? = nil) throws {
         let heads = try heads(of: record)
         guard !heads.isEmpty else { return }
         // A record whose one head has no parents is new: no history, so no tombstone to look for.
-        let single = heads.count == 1 ? try revisionRow(heads[0]) : nil
+        let single = heads.count == 1 ? try (stored?.id == heads[0] ? stored : revisionRow(heads[0])) : nil
         let isNew = single.map(\.parents.isEmpty) ?? false
         let hasTombstone = isNew ? false : try database.first(
             "SELECT 1 FROM revisions WHERE record = ?1 AND tombstone = 1 LIMIT 1", [.blob(record.bytes)]) { _ in true } ?? false
@@ -333,21 +335,23 @@ extension Replica {
         try appendLog(dot, revision: encoded.id)
         try crashPoint?("log appended")
         try advanceHeads(record: revision.record, kind: revision.kind, parents: revision.parents, to: encoded.id)
-        try materialize(revision.record, kind: revision.kind)
+        try materialize(revision.record, kind: revision.kind, stored: encoded)
         try crashPoint?("materialised")
         return encoded.id
     }
 
-    /// Encodes a revision made here and stores it with its blocks. One the user `authored`
-    /// must be one every peer can receive (a derived conflict copy is stored regardless).
-    func insertLocalRevision(_ revision: Revision, authored: Bool = true) throws -> EncodedRevision {
+    /// Encodes a revision made here and stores it with its blocks; returns the row as it now
+    /// reads. One the user `authored` must be one every peer can receive (a derived conflict
+    /// copy is stored regardless).
+    func insertLocalRevision(_ revision: Revision, authored: Bool = true) throws -> RevisionRow {
         let encoded = RevisionCodec.encode(revision)
         if authored { try Self.checkSendable(encoded) }
+        let header = try RevisionCodec.header(encoded.bytes)
         let missing = try insertRevision(
-            id: encoded.id, header: try RevisionCodec.header(encoded.bytes), data: encoded.bytes,
+            id: encoded.id, header: header, data: encoded.bytes,
             newBlocks: Dictionary(encoded.blocks.map { ($0.hash, $0.encoded) }, uniquingKeysWith: { first, _ in first }))
         precondition(missing.isEmpty, "a local revision supplies all of its blocks")
-        return encoded
+        return RevisionRow(encoded.id, header: header, data: encoded.bytes)
     }
 
     /// The most a revision and its blocks may weigh: sent whole, they travel as one entry,

@@ -26,6 +26,11 @@ extension Replica {
     }
 
     private static let storedColumns = "id, record, kind, hlc, author, parents, body, tombstone, purged, data, depth"
+    // The statements naming those columns, built once: interpolating them on every call built
+    // a new string per revision read or written (and the statement cache hashed it again).
+    private static let selectByID = "SELECT \(storedColumns) FROM revisions WHERE id = ?1"
+    private static let selectByRecord = "SELECT \(storedColumns) FROM revisions WHERE record = ?1"
+    private static let insertStored = "INSERT INTO revisions (\(storedColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
 
     /// A `revisions` row as it is on disk (`RevisionStorage` says what `body`, `data` and
     /// `depth` hold).
@@ -60,7 +65,7 @@ extension Replica {
     }
 
     static func storedRow(_ id: RevisionID, in database: Database) throws -> StoredRevisionRow? {
-        try database.first("SELECT \(storedColumns) FROM revisions WHERE id = ?1", [.blob(id.bytes)], storedRow)
+        try database.first(selectByID, [.blob(id.bytes)], storedRow)
     }
 
     /// One row's parts, given its first parent's (required when the row is a delta).
@@ -128,7 +133,7 @@ extension Replica {
     /// Every revision of a record, each delta chain read once (first parents are revisions of
     /// the same record).
     func revisionRows(record: RecordID) throws -> [RevisionRow] {
-        let stored = try database.rows("SELECT \(Self.storedColumns) FROM revisions WHERE record = ?1", [.blob(record.bytes)], Self.storedRow)
+        let stored = try database.rows(Self.selectByRecord, [.blob(record.bytes)], Self.storedRow)
         let byID = Dictionary(stored.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var resolved: [RevisionID: ResolvedParts] = [:]
         func parts(_ row: StoredRevisionRow) throws -> ResolvedParts {
@@ -245,7 +250,7 @@ extension Replica {
 
     private func insertRow(id: RevisionID, header: RevisionHeader, purged: Bool, form: (depth: Int?, body: [UInt8], data: [UInt8])) throws {
         try database.run(
-            "INSERT INTO revisions (\(Self.storedColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            Self.insertStored,
             [
                 .blob(id.bytes), .blob(header.record.bytes), .integer(Int64(header.kind.rawValue)),
                 .integer(Int64(bitPattern: header.hlc.rawValue)), .blob(header.author.raw.bytes),
@@ -322,5 +327,14 @@ extension Replica {
             }
             return block
         }
+    }
+}
+
+extension Replica.RevisionRow {
+    /// A whole revision stored just now, as its row reads back (the canonical encoding `data`).
+    init(_ id: RevisionID, header: RevisionHeader, data: [UInt8]) {
+        self.init(
+            id: id, record: header.record, kind: header.kind, hlc: header.hlc, author: header.author, parents: header.parents,
+            body: header.body, tombstone: header.isTombstone, purged: false, data: data)
     }
 }

@@ -1,5 +1,9 @@
 import CSQLite
 import Merge
+import Synchronization
+
+/// Whether `Replica.releaseMemory` trims the process's heap (`Replica.tuneHeapForDaemon`).
+private let heapTrimming = Atomic<Bool>(false)
 
 /// The result of applying a batch: how far it got, and why it stopped if it stopped early.
 /// Whatever was applied is committed: a batch always leaves a contiguous prefix.
@@ -142,14 +146,22 @@ extension Replica {
     /// A catch-up is under way: its notes wait for the search index until it ends.
     public var isCatchingUp: Bool { catchingUp }
 
-    /// Makes big buffers (sync batches) go straight back to the system when freed. Process-wide;
-    /// the daemon calls it once at start.
-    public static func keepLargeBuffersMapped() { notesd_keep_large_buffers_mapped() }
+    /// Tunes the process's heap for a long-lived daemon; process-wide, called once by notesd at
+    /// start: big buffers (sync batches) go straight back to the system when freed, and
+    /// `releaseMemory` hands the heap's free pages back too (`malloc_trim`). Without it (tests,
+    /// the simulation, notes-bench) the heap is left as it is: trimming walks the whole heap,
+    /// and in a process holding many replicas, releasing after every live change made trimming
+    /// over 40 % of the simulation's time (docs/decisions.md, "Heap trimming").
+    public static func tuneHeapForDaemon() {
+        notesd_keep_large_buffers_mapped()
+        heapTrimming.store(true, ordering: .relaxed)
+    }
 
     /// Gives memory and disk back once the replica is idle again (an idle daemon stays small):
     /// drops blocks stored for entries that never came (a catch-up cut short, or blocks nobody
     /// asked for); after a catch-up, checkpoints and truncates the WAL and restores the small
-    /// page cache; always drops SQLite's other caches and the heap pages a big batch left behind.
+    /// page cache; always drops SQLite's other caches and, in the daemon (`tuneHeapForDaemon`),
+    /// the heap pages a big batch left behind.
     /// The catch-up's notes still wait for the search index (`indexPendingSearch`).
     /// Called when no sync is in progress, so after each live change too: trimming only after
     /// catch-ups was tried, and a daemon that served one and then 300 edits idled 2.4 MiB
@@ -170,7 +182,7 @@ extension Replica {
             try database.execute("PRAGMA cache_size = -2000")
         }
         try database.execute("PRAGMA shrink_memory")
-        notesd_release_free_heap()
+        if heapTrimming.load(ordering: .relaxed) { notesd_release_free_heap() }
     }
 
     // MARK: - Receiving
@@ -183,7 +195,9 @@ extension Replica {
         if entries.count >= Self.bulkBatchThreshold { try enterCatchUp() }
         var outcome = ApplyOutcome()
         try write {
-            var touched: [RecordID: RecordKind] = [:]
+            /// Each record the batch changed, with its revision stored last while it is whole
+            /// (materialised from memory when it is the record's one head).
+            var touched: [RecordID: (kind: RecordKind, stored: RevisionRow?)] = [:]
             var latest = HLC.zero
             entryLoop: for entry in entries {
                 if vector.contains(entry.dot) {
@@ -263,12 +277,16 @@ extension Replica {
                 try crashPoint?("remote revision stored")
                 try appendLog(entry.dot, revision: entry.revision)
                 try advanceHeads(record: header.record, kind: header.kind, parents: header.parents, to: entry.revision)
-                touched[header.record] = header.kind
+                if case .full(let data, _) = content {
+                    touched[header.record] = (header.kind, RevisionRow(entry.revision, header: header, data: data))
+                } else {
+                    touched[header.record] = (header.kind, nil)
+                }
                 latest = max(latest, header.hlc)
                 outcome.applied += 1
             }
-            for (record, kind) in touched.sorted(by: { $0.key < $1.key }) {
-                try materialize(record, kind: kind)
+            for (record, change) in touched.sorted(by: { $0.key < $1.key }) {
+                try materialize(record, kind: change.kind, stored: change.stored)
             }
             try crashPoint?("batch materialised")
             if latest > .zero {

@@ -1,4 +1,7 @@
 import Merge
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How a `revisions` row holds a revision (schema migration 8; docs/decisions.md, "History
 /// storage"). The canonical encoding is never stored as such any more; it is rebuilt on read
@@ -57,8 +60,12 @@ enum RevisionStorage {
             list.varint(header.body.count)
             for hash in header.body { list.hash(hash) }
             let bodyEnd = bodyStart + list.bytes.count
-            guard bodyEnd <= rest.count, rest[bodyStart..<bodyEnd].elementsEqual(list.bytes) else { return nil }
-            parts = Parts(fields: Array(rest[..<bodyStart] + rest[bodyEnd...]), body: header.body)
+            guard bodyEnd <= rest.count, sameBytes(rest[bodyStart..<bodyEnd], list.bytes) else { return nil }
+            var fields: [UInt8] = []
+            fields.reserveCapacity(rest.count - list.bytes.count)
+            fields.append(contentsOf: rest[..<bodyStart])
+            fields.append(contentsOf: rest[bodyEnd...])
+            parts = Parts(fields: fields, body: header.body)
         } else {
             guard header.body.isEmpty else { return nil }
             parts = Parts(fields: rest, body: [])
@@ -67,6 +74,13 @@ enum RevisionStorage {
         // are `canonical` (checked in debug builds; the tests read every stored revision back).
         assert((try? canonicalEncoding(head: head, parts)) == canonical, "stored parts rebuild the encoding")
         return parts
+    }
+
+    /// Byte-wise equality through `memcmp` (every revision stored compares its body list so).
+    private static func sameBytes(_ slice: ArraySlice<UInt8>, _ bytes: [UInt8]) -> Bool {
+        slice.count == bytes.count && slice.withUnsafeBytes { left in
+            bytes.withUnsafeBytes { right in left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0 }
+        }
     }
 
     /// The canonical encoding again from the header and the parts.

@@ -19,7 +19,7 @@ final class EngineDaemon: DaemonEngine {
     static func start(_ startup: DaemonStartup) throws -> any DaemonEngine {
         let config = startup.config
         let log = startup.log
-        Replica.keepLargeBuffersMapped()
+        Replica.tuneHeapForDaemon()
         let databasePath = config.dataDirectory + "/notes.db"
         // A start that skipped the whole-file check can still meet damage in the pages it
         // reads: said as the check would say it (the next start checks the file first).

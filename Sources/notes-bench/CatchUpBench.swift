@@ -1,0 +1,85 @@
+import Foundation
+import Merge
+import Peer
+
+/// The receiving side of a catch-up alone, in-process (issue 18): a 10,000-note library sent
+/// to an empty replica in the daemon's batches, with the time and CPU of `Replica.apply`
+/// measured apart from the sender's `entries(missingFrom:)`. No network, encryption or session:
+/// what the receiver's storage costs, and a run small enough to profile
+/// (`valgrind --tool=callgrind`, `perf record`). The source library is written once per run of
+/// the benchmark; each repetition applies it to a new, empty replica.
+enum CatchUpBench {
+    static let libraryNotes = 10_000
+    /// `NOTES_BENCH_RUNS=1` for a profiler's single run.
+    static let repetitions = ProcessInfo.processInfo.environment["NOTES_BENCH_RUNS"].flatMap { Int($0) }.map { max(1, $0) } ?? 5
+
+    static func run() throws {
+        let scratch = try ScratchDirectory("notes-bench-catch-up")
+        let notes = LibraryGenerator.notes(libraryNotes, seed: 3)
+        let source = try Replica(path: scratch.path + "/source.db")
+        _ = try LibraryPopulation.fill(replica: source, with: notes)
+        try source.releaseMemory()
+        let batching = SyncSession.Configuration(deviceName: "bench")
+        Conditions.print([
+            "\(Measure.count(notes.count)) generated notes in a source replica; each repetition applies them to a new, empty replica in \(scratch.path) (\(Conditions.filesystem(of: scratch.path)))",
+            "batches as the daemon sends them (≤ \(Measure.count(batching.maxBatchEntries)) entries, ~\(Measure.bytes(batching.maxBatchBytes))); SQLite WAL, synchronous=FULL; in-process, release build",
+        ])
+        var runs: [Repetition] = []
+        for index in 0..<repetitions {
+            runs.append(try repetition(from: source, into: scratch.path + "/copy-\(index).db", batching: batching))
+        }
+        var table = Table(["figure", "value", "detail"])
+        let median = { (value: (Repetition) -> Double) in Measure.percentile(runs.map(value), 0.5) }
+        table.add([
+            "apply \(Measure.count(notes.count)) notes to an empty replica", Measure.ms(median(\.applyWall)),
+            "median of \(repetitions) (\(runs.map { Measure.ms($0.applyWall) }.joined(separator: ", "))); thread CPU \(Measure.ms(median(\.applyCPU))); \(runs[0].batches) batches",
+        ])
+        table.add([
+            "then checkpoint and shrink (`releaseMemory`)", Measure.ms(median(\.settleWall)),
+            "what the daemon does once caught up",
+        ])
+        table.add([
+            "sender: entries(missingFrom:)", Measure.ms(median(\.sendWall)), "the same batches read from the source",
+        ])
+        table.add([
+            "written by the receiver", Measure.bytes(runs[0].writtenBytes),
+            "database + WAL writes during apply and checkpoint, for a \(Measure.bytes(runs[0].finalSize)) database (\(Measure.decimal(Double(runs[0].writtenBytes) / Double(max(1, runs[0].finalSize))))×)",
+        ])
+        table.print()
+    }
+
+    struct Repetition {
+        var applyWall = 0.0, applyCPU = 0.0, sendWall = 0.0, settleWall = 0.0
+        var batches = 0, writtenBytes = 0, finalSize = 0
+    }
+
+    private static func repetition(from source: Replica, into path: String, batching: SyncSession.Configuration) throws -> Repetition {
+        let copy = try Replica(path: path)
+        var result = Repetition()
+        let writesBefore = ProcessProbe.writes()
+        while true {
+            let (batch, sent) = try Measure.once { try source.entries(missingFrom: copy.vector, maxCount: batching.maxBatchEntries, maxBytes: batching.maxBatchBytes) }
+            guard !batch.isEmpty else { break }
+            let cpuBefore = threadCPUMilliseconds()
+            let (outcome, applied) = try Measure.once { try copy.apply(batch, now: unixMilliseconds()) }
+            result.applyCPU += threadCPUMilliseconds() - cpuBefore
+            if let need = outcome.need { throw BenchError("the copy stopped: it needs \(need)") }
+            if let rejected = outcome.rejected { throw BenchError("the copy refused an entry: \(rejected)") }
+            result.sendWall += sent
+            result.applyWall += applied
+            result.batches += 1
+        }
+        (_, result.settleWall) = try Measure.once { try copy.releaseMemory() }
+        result.writtenBytes = ProcessProbe.writes().bytes - writesBefore.bytes
+        result.finalSize = fileSize(path) + fileSize(path + "-wal")
+        guard try copy.noteCount == libraryNotes else { throw BenchError("the copy holds \(try copy.noteCount) notes, not \(libraryNotes)") }
+        return result
+    }
+
+    /// CPU time of the calling thread: the apply alone, whatever else the process does.
+    private static func threadCPUMilliseconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) * 1_000 + Double(time.tv_nsec) / 1e6
+    }
+}
