@@ -356,14 +356,17 @@ public final class EngineCore {
         // A catch-up cut short (here, or by a session that ended before the socket closed)
         // leaves its settings behind unless someone gives them back.
         releaseMemoryIfIdle()
-        if let target = link.target {
-            if targets[target]?.blocked == true {
-                // Refused for a reason that retrying will not fix; keep that reason.
-                connectWaitersFail(target: target, reason: targets[target]?.lastError ?? "refused", code: .refused)
+        if let target = link.target, let dialled = targets[target] {
+            if dialled.blocked && !(dialled.refusedByItsRoster && dialled.nextAttempt <= now) {
+                // Refused on this connection (asked again later only if its roster may change),
+                // or for a reason that retrying will not fix; keep that reason.
+                connectWaitersFail(target: target, reason: dialled.lastError ?? "refused", code: .refused)
             } else if wasSyncing && link.caughtUp {
                 let delay = backoff(retries: 0)
                 updateTarget(target) { $0.retries = 0; $0.nextAttempt = self.now + delay }
             } else {
+                // Also a target its roster refused, asked again, that failed before answering
+                // (the household's key moved on): it backs off like any failed dial.
                 dialFailed(target: target, reason: reason ?? "connection closed", unreachable: false)
             }
         } else if !wasSyncing, link.direction == .inbound {

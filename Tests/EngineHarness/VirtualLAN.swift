@@ -61,6 +61,8 @@ public final class VirtualLAN {
         /// Bumped at every launch: deliveries meant for an earlier life are dropped.
         fileprivate var incarnation = 0
         public fileprivate(set) var acceptedKeys: [PreSharedKey] = []
+        /// Dials this node has made (in all its lives): a test bounds how often it retries.
+        public fileprivate(set) var dials = 0
         /// The next deadline, on this node's clock.
         fileprivate var deadline: UInt64?
         /// Answers to parked requests (`join`, `connect`, `sync --wait`).
@@ -357,6 +359,7 @@ public final class VirtualLAN {
         let end = { (id: PeerNetwork.ConnectionID) in Wire.End(node: node.index, id: id, incarnation: node.incarnation) }
         switch action {
         case .dial(let id, let address, let psk):
+            node.dials += 1
             let wire = Wire(dialer: end(id), psk: psk, address: address)
             wires[id] = wire
             schedule(.connect(wire), at: now + 1 + UInt64(random.below(5)))

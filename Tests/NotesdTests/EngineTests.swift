@@ -342,6 +342,27 @@ final class LoneDevice {
         try home.wait("carol's note on bob", on: bob) { try $0.notesList(NotesListParams()).contains { $0.id == note.id } }
     }
 
+    /// A device refused as removed is asked again with backoff; once the household's key has
+    /// moved on, those dials fail at message 1 and must keep backing off. They did not (every
+    /// failed dial of such a target was redialled at once): a removed device hammered each
+    /// member, whose limit on failed handshakes then refused its whole address.
+    @Test func aRemovedDeviceWhoseKeyIsDroppedRedialsWithBackoff() throws {
+        let home = try TestHousehold(["alice", "bob", "carol"])
+        let (alice, bob, carol) = (home["alice"], home["bob"], home["carol"])
+        try home.pair(bob, with: alice)
+        try home.pair(carol, with: alice)
+        _ = try home.run(alice) { try $0.devicesRemove(DeviceRemoveParams(device: "carol")) }
+        try home.wait("carol knows she was removed", on: carol) { $0.removedFromHousehold != nil }
+        try home.wait("alice and bob hold only the key minted without carol", on: alice) { core in
+            core.household.held.count == 1 && bob.core?.household.held.count == 1 && core.household.key == bob.core?.household.key
+        }
+        // From here every dial carol makes fails at message 1: in 10 minutes, a backoff that
+        // doubles from 1 s to its 5-minute cap allows about a dozen per target.
+        let before = carol.dials
+        try home.lan.advance(by: 600_000)
+        #expect(carol.dials - before <= 30, "carol dialled \(carol.dials - before) times in 10 minutes")
+    }
+
     @Test func aRemovedDeviceIsRefusedSaysSoAndCanBeInvitedBack() throws {
         let home = try TestHousehold(["alice", "bob"])
         let (alice, bob) = (home["alice"], home["bob"])
