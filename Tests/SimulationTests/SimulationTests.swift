@@ -17,7 +17,8 @@ import TestSupport
         let (failures, tally) = try await offThePool { Self.runSeeds() }
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
         print("simulation: \(Self.seeds.count) seeds, \(tally.restores) backups restored in place, \(tally.wipes) devices wiped and joined again, "
-            + "\(tally.rotations) household key rotations")
+            + "\(tally.rotations) household key rotations; busiest dialler \(Int(tally.busiestDialRate.rounded())) dials a minute "
+            + "(limit \(Int(Simulation.dialsPerMinuteLimit)))")
         // The rarer faults happen at all: a backup restored in place, in about one seed in
         // four; a device wiped, in about one seed in two; removals rotate the key.
         if Self.seeds.count >= 100 {
@@ -33,10 +34,13 @@ import TestSupport
         var wipes = 0
         /// The household key epochs reached (two keys made at once at one epoch count once).
         var rotations = 0
+        /// The most dials one device averaged per virtual minute in any seed.
+        var busiestDialRate = 0.0
 
         mutating func add(_ simulation: Simulation) {
             restores += simulation.restores
             wipes += simulation.wipes
+            busiestDialRate = max(busiestDialRate, simulation.busiestDialRate)
             rotations += Int(simulation.anchor.core?.household.current.version.epoch ?? 0)
         }
     }
