@@ -28,6 +28,9 @@ struct DialTarget {
     /// roster on, so it may take this one later: such a target is still dialled, with the
     /// backoff of a failed dial, and counts as blocked until it takes us.
     var refusedByItsRoster = false
+    /// The connection on which the target was refused: its close is the refusal's, not a
+    /// failed dial.
+    var refusedOn: PeerNetwork.ConnectionID?
     /// Dials in a row that the peer closed before the handshake finished: it did not accept
     /// this device's key at message 1 (see `lockedOutOfHousehold`).
     var handshakeRefusals = 0
@@ -88,11 +91,12 @@ extension EngineCore {
         targets[key] = target
     }
 
-    func blockTarget(_ key: String, reason: String, byItsRoster: Bool = false) {
+    func blockTarget(_ key: String, on id: PeerNetwork.ConnectionID, reason: String, byItsRoster: Bool = false) {
         let delay = byItsRoster ? backoff(retries: targets[key]?.retries ?? 0) : 0
         updateTarget(key) {
             $0.blocked = true
             $0.refusedByItsRoster = byItsRoster
+            $0.refusedOn = id
             if byItsRoster {
                 $0.nextAttempt = self.now + delay
                 $0.retries += 1
@@ -104,12 +108,16 @@ extension EngineCore {
 
     /// A dial of target `key` failed: before a handshake (`unreachable`: nobody answered, or
     /// the name did not resolve), or the connection ended before the session caught up.
+    /// A target its roster refused keeps that refusal as its last error (`status` says
+    /// `blocked`, and why, until the device there takes this one).
     func dialFailed(target key: String, reason: String, unreachable: Bool) {
         counters.failedConnections += 1
         let delay = backoff(retries: targets[key]?.retries ?? 0)
         updateTarget(key) {
-            $0.lastError = reason
-            $0.lastErrorAt = self.now
+            if !$0.blocked {
+                $0.lastError = reason
+                $0.lastErrorAt = self.now
+            }
             $0.nextAttempt = self.now + delay
             $0.retries += 1
         }

@@ -44,7 +44,7 @@ extension EngineCore {
             return true
         } catch {
             refuse(id, Refusal(.protocolVersion, error.description))
-            if let target = connections[id]?.target { blockTarget(target, reason: error.description) }
+            if let target = connections[id]?.target { blockTarget(target, on: id, reason: error.description) }
             return false
         }
     }

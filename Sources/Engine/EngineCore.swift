@@ -283,12 +283,12 @@ public final class EngineCore {
         if let target = link.target { updateTarget(target) { $0.device = peer; $0.handshakeRefusals = 0 } }
         guard let member = rosterDevice(peer) else {
             refuse(id, Refusal(.notOnRoster, "device \(identity.deviceID.short) does not have \(peer.short) on its household roster; pair it with `notesctl invite` / `notesctl join`"))
-            if let target = link.target { blockTarget(target, reason: "\(peer.short) at \(remote) is not on this household's roster") }
+            if let target = link.target { blockTarget(target, on: id, reason: "\(peer.short) at \(remote) is not on this household's roster") }
             return
         }
         guard !member.revoked else {
             refuse(id, Refusal(.revoked, "device \(peer.short) was removed from this household"))
-            if let target = link.target { blockTarget(target, reason: "\(peer.short) was removed from this household") }
+            if let target = link.target { blockTarget(target, on: id, reason: "\(peer.short) was removed from this household") }
             return
         }
         // One connection per device pair: the one dialled by the smaller device id stays.
@@ -356,8 +356,8 @@ public final class EngineCore {
         // A catch-up cut short (here, or by a session that ended before the socket closed)
         // leaves its settings behind unless someone gives them back.
         releaseMemoryIfIdle()
-        if let target = link.target, let dialled = targets[target] {
-            if dialled.blocked && !(dialled.refusedByItsRoster && dialled.nextAttempt <= now) {
+        if let target = link.target {
+            if let dialled = targets[target], dialled.blocked, dialled.refusedOn == id || !dialled.refusedByItsRoster {
                 // Refused on this connection (asked again later only if its roster may change),
                 // or for a reason that retrying will not fix; keep that reason.
                 connectWaitersFail(target: target, reason: dialled.lastError ?? "refused", code: .refused)
@@ -365,8 +365,9 @@ public final class EngineCore {
                 let delay = backoff(retries: 0)
                 updateTarget(target) { $0.retries = 0; $0.nextAttempt = self.now + delay }
             } else {
-                // Also a target its roster refused, asked again, that failed before answering
-                // (the household's key moved on): it backs off like any failed dial.
+                // Also a target its roster refused, asked again, whose connection ended before
+                // it was refused again (the household's key moved on): it backs off like any
+                // failed dial.
                 dialFailed(target: target, reason: reason ?? "connection closed", unreachable: false)
             }
         } else if !wasSyncing, link.direction == .inbound {
@@ -388,7 +389,7 @@ public final class EngineCore {
         case .closing:
             // We are closing; a refusal from the peer still says why it will not sync.
             if case .refuse(let refusal) = frame, let target = link.target {
-                blockTarget(target, reason: refusal.message, byItsRoster: Self.rosterRefusals.contains(refusal.code))
+                blockTarget(target, on: id, reason: refusal.message, byItsRoster: Self.rosterRefusals.contains(refusal.code))
             }
             noteRemoval(frame, from: link)
         case .syncing(var session):
@@ -399,12 +400,12 @@ public final class EngineCore {
             noteRemoval(frame, from: link)
             if case .refuse(let refusal) = frame, let target = link.target,
                [.notOnRoster, .revoked, .protocolVersion].contains(refusal.code) {
-                blockTarget(target, reason: refusal.message, byItsRoster: Self.rosterRefusals.contains(refusal.code))
+                blockTarget(target, on: id, reason: refusal.message, byItsRoster: Self.rosterRefusals.contains(refusal.code))
             }
             // A household device sends its hello only to a device on its roster.
             if case .hello = frame {
                 acceptedByHousehold()
-                if let target = link.target { updateTarget(target) { $0.blocked = false; $0.refusedByItsRoster = false } }
+                if let target = link.target { updateTarget(target) { $0.blocked = false; $0.refusedByItsRoster = false; $0.refusedOn = nil } }
             }
             let output = session.receive(frame, store: replica, now: now)
             connections[id]?.state = .syncing(session)

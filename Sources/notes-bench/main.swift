@@ -7,6 +7,7 @@
 //     notes-bench NAME…      run the named ones
 //     notes-bench help       list them
 import Foundation
+import Peer
 
 struct Benchmark {
     var name: String
@@ -41,6 +42,8 @@ guard unknown.isEmpty else {
     FileHandle.standardError.write(Data("notes-bench: no benchmark named \(unknown.joined(separator: ", ")); run `notes-bench help` for the list\n".utf8))
     exit(64)
 }
+// The in-process benchmarks (`store`, `catch-up`) run their replicas as notesd runs its own.
+Replica.tuneHeapForDaemon()
 var failed = false
 for benchmark in benchmarks where requested.isEmpty ? benchmark.inEvery : requested.contains(benchmark.name) {
     print("== \(benchmark.name): \(benchmark.summary)")

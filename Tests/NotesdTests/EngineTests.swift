@@ -361,6 +361,9 @@ final class LoneDevice {
         let before = carol.dials
         try home.lan.advance(by: 600_000)
         #expect(carol.dials - before <= 30, "carol dialled \(carol.dials - before) times in 10 minutes")
+        // Her status still says why alice does not take her, not how the last dial ended.
+        let alicesTarget = carol.core?.peerStatuses().first { $0.name == "alice" }
+        #expect(alicesTarget?.status == .blocked && (alicesTarget?.lastError ?? "").contains("removed"), "\(String(describing: alicesTarget))")
     }
 
     @Test func aRemovedDeviceIsRefusedSaysSoAndCanBeInvitedBack() throws {

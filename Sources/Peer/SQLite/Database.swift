@@ -96,7 +96,7 @@ public final class Database {
 
     /// `statementCounters` for each prepared statement, by SQL text: which statement did it.
     public var statementCountersBySQL: [String: StatementCounters] {
-        Dictionary(cache.map { ($0.key.sql, $0.value.counters) }, uniquingKeysWith: { first, _ in first })
+        Dictionary(uniqueKeysWithValues: cache.map { ($0.key.sql, $0.value.counters) })
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
@@ -202,25 +202,31 @@ public final class Database {
 /// SQL text as the statement cache's key, hashed by its length and its first and last eight
 /// bytes only: every statement run looks itself up, and hashing the whole text each time (hundreds
 /// of bytes for an upsert) cost a catch-up more than some of its statements' own work.
-/// Equality still compares the whole text.
+/// Equality compares the whole text, byte for byte, as the hash reads it.
 private struct StatementKey: Hashable {
     let sql: String
 
     init(_ sql: String) { self.sql = sql }
 
     func hash(into hasher: inout Hasher) {
-        let ends = sql.utf8.withContiguousStorageIfAvailable { utf8 -> (UInt64, UInt64)? in
-            guard utf8.count >= 8, let start = utf8.baseAddress else { return nil }
+        var text = sql
+        text.withUTF8 { utf8 in
+            hasher.combine(utf8.count)
+            guard utf8.count >= 8, let start = utf8.baseAddress else { return }
             let raw = UnsafeRawPointer(start)
-            return (raw.loadUnaligned(as: UInt64.self), raw.loadUnaligned(fromByteOffset: utf8.count - 8, as: UInt64.self))
+            hasher.combine(raw.loadUnaligned(as: UInt64.self))
+            hasher.combine(raw.loadUnaligned(fromByteOffset: utf8.count - 8, as: UInt64.self))
         }
-        guard let (first, last) = ends ?? nil else {
-            hasher.combine(sql)
-            return
+    }
+
+    static func == (lhs: StatementKey, rhs: StatementKey) -> Bool {
+        var (left, right) = (lhs.sql, rhs.sql)
+        return left.withUTF8 { leftBytes in
+            right.withUTF8 { rightBytes in
+                leftBytes.count == rightBytes.count
+                    && (leftBytes.isEmpty || memcmp(leftBytes.baseAddress!, rightBytes.baseAddress!, leftBytes.count) == 0)
+            }
         }
-        hasher.combine(sql.utf8.count)
-        hasher.combine(first)
-        hasher.combine(last)
     }
 }
 

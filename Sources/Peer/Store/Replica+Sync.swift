@@ -147,11 +147,12 @@ extension Replica {
     public var isCatchingUp: Bool { catchingUp }
 
     /// Tunes the process's heap for a long-lived daemon; process-wide, called once by notesd at
-    /// start: big buffers (sync batches) go straight back to the system when freed, and
-    /// `releaseMemory` hands the heap's free pages back too (`malloc_trim`). Without it (tests,
-    /// the simulation, notes-bench) the heap is left as it is: trimming walks the whole heap,
-    /// and in a process holding many replicas, releasing after every live change made trimming
-    /// over 40 % of the simulation's time (docs/decisions.md, "Heap trimming").
+    /// start (and by notes-bench, for its in-process replicas): big buffers (sync batches) go
+    /// straight back to the system when freed, and `releaseMemory` hands the heap's free pages
+    /// back too (`malloc_trim`). Without it (tests, the simulation) the heap is left as it is:
+    /// trimming walks the whole heap, and in a process holding many replicas, releasing after
+    /// every live change made trimming a large share of the simulation's time
+    /// (docs/decisions.md, "Heap trimming").
     public static func tuneHeapForDaemon() {
         notesd_keep_large_buffers_mapped()
         heapTrimming.store(true, ordering: .relaxed)
@@ -195,8 +196,8 @@ extension Replica {
         if entries.count >= Self.bulkBatchThreshold { try enterCatchUp() }
         var outcome = ApplyOutcome()
         try write {
-            /// Each record the batch changed, with its revision stored last while it is whole
-            /// (materialised from memory when it is the record's one head).
+            // Each record the batch changed, with its revision stored last while it is whole
+            // (materialised from memory when it is the record's one head).
             var touched: [RecordID: (kind: RecordKind, stored: RevisionRow?)] = [:]
             var latest = HLC.zero
             entryLoop: for entry in entries {
