@@ -26,7 +26,7 @@ enum CatchUpBench {
         ])
         var runs: [Repetition] = []
         for index in 0..<repetitions {
-            runs.append(try repetition(from: source, into: scratch.path + "/copy-\(index).db", batching: batching))
+            runs.append(try replicate(from: source, into: scratch.path + "/copy-\(index).db", batching: batching, expecting: notes.count))
         }
         var table = Table(["figure", "value", "detail"])
         let median = { (value: (Repetition) -> Double) in Measure.percentile(runs.map(value), 0.5) }
@@ -48,38 +48,39 @@ enum CatchUpBench {
         table.print()
     }
 
+    /// One replication to an empty replica, timed by part.
     struct Repetition {
-        var applyWall = 0.0, applyCPU = 0.0, sendWall = 0.0, settleWall = 0.0
+        var applyWall = 0.0, sendWall = 0.0, settleWall = 0.0
+        /// CPU of the applying thread alone, and of the process over the whole replication.
+        var applyCPU = 0.0, processCPU = 0.0
         var batches = 0, writtenBytes = 0, finalSize = 0
     }
 
-    private static func repetition(from source: Replica, into path: String, batching: SyncSession.Configuration) throws -> Repetition {
+    /// Sends `source`'s entries to a new replica at `path` in the daemon's batches, then
+    /// settles it as the daemon does once caught up (`releaseMemory`); checks it holds
+    /// `expecting` notes. `store` runs it once; `catch-up` repeats it.
+    static func replicate(from source: Replica, into path: String, batching: SyncSession.Configuration, expecting: Int) throws -> Repetition {
         let copy = try Replica(path: path)
         var result = Repetition()
         let writesBefore = ProcessProbe.writes()
+        let processCPUBefore = Measure.processCPUMilliseconds()
         while true {
             let (batch, sent) = try Measure.once { try source.entries(missingFrom: copy.vector, maxCount: batching.maxBatchEntries, maxBytes: batching.maxBatchBytes) }
             guard !batch.isEmpty else { break }
-            let cpuBefore = threadCPUMilliseconds()
+            let cpuBefore = Measure.threadCPUMilliseconds()
             let (outcome, applied) = try Measure.once { try copy.apply(batch, now: unixMilliseconds()) }
-            result.applyCPU += threadCPUMilliseconds() - cpuBefore
-            if let need = outcome.need { throw BenchError("the copy stopped: it needs \(need)") }
+            result.applyCPU += Measure.threadCPUMilliseconds() - cpuBefore
+            if let need = outcome.need { throw BenchError("in-process replication stopped: the copy needs \(need)") }
             if let rejected = outcome.rejected { throw BenchError("the copy refused an entry: \(rejected)") }
             result.sendWall += sent
             result.applyWall += applied
             result.batches += 1
         }
         (_, result.settleWall) = try Measure.once { try copy.releaseMemory() }
+        result.processCPU = Measure.processCPUMilliseconds() - processCPUBefore
         result.writtenBytes = ProcessProbe.writes().bytes - writesBefore.bytes
         result.finalSize = fileSize(path) + fileSize(path + "-wal")
-        guard try copy.noteCount == libraryNotes else { throw BenchError("the copy holds \(try copy.noteCount) notes, not \(libraryNotes)") }
+        guard try copy.noteCount == expecting else { throw BenchError("the in-process copy holds \(try copy.noteCount) notes, not \(expecting)") }
         return result
-    }
-
-    /// CPU time of the calling thread: the apply alone, whatever else the process does.
-    private static func threadCPUMilliseconds() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-        return Double(time.tv_sec) * 1_000 + Double(time.tv_nsec) / 1e6
     }
 }

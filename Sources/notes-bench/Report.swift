@@ -117,6 +117,14 @@ enum Measure {
         return Double(time.tv_sec) * 1_000 + Double(time.tv_nsec) / 1e6
     }
 
+    /// CPU time of the calling thread (user + system), in milliseconds: one part of the work
+    /// alone, whatever else the process does.
+    static func threadCPUMilliseconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) * 1_000 + Double(time.tv_nsec) / 1e6
+    }
+
     /// The nearest-rank percentile (`fraction` 0…1) of `values`.
     static func percentile(_ values: [Double], _ fraction: Double) -> Double {
         let sorted = values.sorted()

@@ -77,26 +77,11 @@ enum StoreBench {
 
         // The sync core without network, encryption or a second process: what the initial
         // sync of two daemons costs at least.
-        let copy = try Replica(path: scratch.path + "/copy.db")
         let batching = SyncSession.Configuration(deviceName: "bench")
-        var (sendTime, applyTime, batches) = (0.0, 0.0, 0)
-        let cpuBefore = Measure.processCPUMilliseconds()
-        let writesBefore = ProcessProbe.writes()
-        while true {
-            let (batch, sent) = try Measure.once { try store.entries(missingFrom: copy.vector, maxCount: batching.maxBatchEntries, maxBytes: batching.maxBatchBytes) }
-            guard !batch.isEmpty else { break }
-            let (outcome, applied) = try Measure.once { try copy.apply(batch, now: unixMilliseconds()) }
-            if let need = outcome.need { throw BenchError("in-process replication stopped: the copy needs \(need)") }
-            (sendTime, applyTime, batches) = (sendTime + sent, applyTime + applied, batches + 1)
-        }
-        // What the daemon does once caught up: checkpoint the WAL, shrink the caches.
-        let (_, settleTime) = try Measure.once { try copy.releaseMemory() }
-        let replicationCPU = Measure.processCPUMilliseconds() - cpuBefore
-        let replicationWrites = ProcessProbe.writes().bytes - writesBefore.bytes
-        guard try copy.noteCount == notes.count else { throw BenchError("the in-process copy holds \(try copy.noteCount) notes, not \(notes.count)") }
+        let replication = try CatchUpBench.replicate(from: store, into: scratch.path + "/copy.db", batching: batching, expecting: notes.count)
         table.add([
-            "replicate \(Measure.count(notes.count)) notes to an empty replica", Measure.ms(sendTime + applyTime + settleTime),
-            "in-process, no network or encryption: entries(missingFrom:) \(Measure.ms(sendTime)) + apply \(Measure.ms(applyTime)) + checkpoint \(Measure.ms(settleTime)), \(batches) batches (≤ \(Measure.count(batching.maxBatchEntries)) entries, ~\(Measure.bytes(batching.maxBatchBytes)), as the daemon sends); CPU \(Measure.ms(replicationCPU)); wrote \(Measure.bytes(replicationWrites)) to end with a \(Measure.bytes(fileSize(scratch.path + "/copy.db") + fileSize(scratch.path + "/copy.db-wal"))) database + WAL",
+            "replicate \(Measure.count(notes.count)) notes to an empty replica", Measure.ms(replication.sendWall + replication.applyWall + replication.settleWall),
+            "in-process, no network or encryption: entries(missingFrom:) \(Measure.ms(replication.sendWall)) + apply \(Measure.ms(replication.applyWall)) + checkpoint \(Measure.ms(replication.settleWall)), \(replication.batches) batches (≤ \(Measure.count(batching.maxBatchEntries)) entries, ~\(Measure.bytes(batching.maxBatchBytes)), as the daemon sends); CPU \(Measure.ms(replication.processCPU)); wrote \(Measure.bytes(replication.writtenBytes)) to end with a \(Measure.bytes(replication.finalSize)) database + WAL",
         ])
 
         // Single edits: one paragraph of a random note per transaction, each a new revision.

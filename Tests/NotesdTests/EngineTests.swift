@@ -315,12 +315,18 @@ final class LoneDevice {
     /// alice while bob is cut off from alice, so bob still has her as removed and refuses her.
     /// Once alice passes the re-admission on to bob, carol's dial to bob is taken: a refusal
     /// as removed rests on the refuser's roster, so carol keeps asking, with backoff.
-    @Test func aDeviceInvitedBackIsTakenByAMemberThatLearnsOfItLater() throws {
+    /// alice, bob and carol paired through alice, then carol removed on alice.
+    static func householdThatRemovedCarol() throws -> TestHousehold {
         let home = try TestHousehold(["alice", "bob", "carol"])
+        try home.pair(home["bob"], with: home["alice"])
+        try home.pair(home["carol"], with: home["alice"])
+        _ = try home.run(home["alice"]) { try $0.devicesRemove(DeviceRemoveParams(device: "carol")) }
+        return home
+    }
+
+    @Test func aDeviceInvitedBackIsTakenByAMemberThatLearnsOfItLater() throws {
+        let home = try Self.householdThatRemovedCarol()
         let (alice, bob, carol) = (home["alice"], home["bob"], home["carol"])
-        try home.pair(bob, with: alice)
-        try home.pair(carol, with: alice)
-        _ = try home.run(alice) { try $0.devicesRemove(DeviceRemoveParams(device: "carol")) }
         try home.wait("bob learns carol was removed", on: bob) { $0.deviceInfos().contains { $0.name == "carol" && $0.revoked } }
         try home.wait("carol knows she was removed", on: carol) { $0.removedFromHousehold != nil }
         // Carol is given the key bob holds when she is invited back.
@@ -347,11 +353,8 @@ final class LoneDevice {
     /// failed dial of such a target was redialled at once): a removed device hammered each
     /// member, whose limit on failed handshakes then refused its whole address.
     @Test func aRemovedDeviceWhoseKeyIsDroppedRedialsWithBackoff() throws {
-        let home = try TestHousehold(["alice", "bob", "carol"])
+        let home = try Self.householdThatRemovedCarol()
         let (alice, bob, carol) = (home["alice"], home["bob"], home["carol"])
-        try home.pair(bob, with: alice)
-        try home.pair(carol, with: alice)
-        _ = try home.run(alice) { try $0.devicesRemove(DeviceRemoveParams(device: "carol")) }
         try home.wait("carol knows she was removed", on: carol) { $0.removedFromHousehold != nil }
         try home.wait("alice and bob hold only the key minted without carol", on: alice) { core in
             core.household.held.count == 1 && bob.core?.household.held.count == 1 && core.household.key == bob.core?.household.key
