@@ -185,13 +185,19 @@ extension EngineCore {
     }
 
     /// The inviter admitted this device: take its key (and, when it said, its epoch and the
-    /// household id), forgetting the key sets of the household this device leaves.
+    /// household id). Joining another household forgets the key sets of the one this device
+    /// leaves; joining its own again (it was removed, then invited back) keeps them and the
+    /// keys it holds (`HouseholdKey.rejoin`; docs/decisions.md, "Household key rotation").
     func joinHousehold(key: PreSharedKey, keys: HouseholdKeys?) throws {
-        try replica.forgetKeys()
         let epoch = keys?.grants.first { $0.key.fingerprint == key.fingerprint }?.key.epoch
             ?? keys?.holdings.first { $0.key.fingerprint == key.fingerprint }?.key.epoch ?? 0
-        let householdID = keys.flatMap { $0.household.count == 16 ? Hex.encode($0.household) : nil }
-        try household.join(key, epoch: epoch, householdID: householdID)
+        let householdID = keys.flatMap { $0.household.count == 16 ? Hex.encode($0.household) : nil } ?? HouseholdKey.firstKeyID(key)
+        if householdID == household.householdID {
+            try household.rejoin(key, epoch: epoch)
+        } else {
+            try replica.forgetKeys()
+            try household.join(key, epoch: epoch, householdID: householdID)
+        }
         if let keys { try replica.addKeys(grants: keys.grants, holdings: keys.holdings) }
         announceKeys()
     }

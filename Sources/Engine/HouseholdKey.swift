@@ -79,6 +79,21 @@ public final class HouseholdKey: Sendable {
         try update { $0 = State(householdID: householdID ?? Self.firstKeyID(key), current: Held(key, epoch: epoch), previous: []) }
     }
 
+    /// Admitted again to the household it was removed from: the inviter's key joins the keys
+    /// held instead of replacing them. A newer key this device made or took meanwhile stays
+    /// current: the household may already know (from this device's own holdings) that it
+    /// holds that key, and drop every other key on the strength of it.
+    public func rejoin(_ key: PreSharedKey, epoch: UInt64) throws {
+        try update { state in
+            let offered = Held(key, epoch: epoch)
+            let held = [state.current] + state.previous
+            guard !held.contains(where: { $0.version == offered.version }) else { return }
+            let all = (held + [offered]).sorted { $0.version > $1.version }
+            state.current = all[0]
+            state.previous = Array(all.dropFirst())
+        }
+    }
+
     /// Takes a newer household key; the one held until now is still accepted until
     /// `dropPrevious`.
     public func install(_ key: PreSharedKey, epoch: UInt64) throws {

@@ -108,3 +108,19 @@ import TestSupport
         #expect(runs[0].hash == runs[1].hash)
     }
 }
+
+/// Seeds of the long runs that once broke an invariant, run by every `make test` after their
+/// fix (a deterministic engine test of the same story is better when one can be written).
+@Suite struct SimulationRegressionTests {
+    /// 13738 (the 20,000-seed run of `b2c6293`): node1 rotated the key when it removed a
+    /// wiped device's old identity, while node0 removed node1 and rotated to another key of
+    /// the same epoch. node1, invited back through node0, took node0's key in place of its own
+    /// — which the others had meanwhile received from node1, settled on (it sorts first) and
+    /// believed node1 held — so node1 and node3 could no longer connect.
+    @Test(arguments: [UInt64(13738)]) func aSeedThatOnceFailedNowPasses(seed: UInt64) async throws {
+        try await offThePool {
+            let simulation = try Simulation(seed: seed)
+            try simulation.run(steps: 150)
+        }
+    }
+}
