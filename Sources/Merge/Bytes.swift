@@ -41,7 +41,10 @@ public struct ByteWriter: Sendable {
         bytes.append(contentsOf: data)
     }
 
-    public mutating func string(_ text: String) { data(Array(text.utf8)) }
+    public mutating func string(_ text: String) {
+        varint(text.utf8.count)
+        bytes.append(contentsOf: text.utf8)
+    }
 
     public mutating func optional<T>(_ value: T?, _ write: (inout ByteWriter, T) -> Void) {
         if let value {
@@ -52,7 +55,7 @@ public struct ByteWriter: Sendable {
         }
     }
 
-    public mutating func hash(_ value: Hash256) { raw(value.bytes) }
+    public mutating func hash(_ value: Hash256) { value.withBytes { bytes.append(contentsOf: $0) } }
     public mutating func record(_ value: RecordID) {
         u64(value.high)
         u64(value.low)

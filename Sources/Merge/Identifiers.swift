@@ -39,6 +39,12 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     public var bytes: [UInt8] { bigEndianBytes(words: 2) { $0 == 0 ? high : low } }
 
+    /// The 16 bytes, lent without an array (as `Hash256.withBytes`).
+    @inlinable
+    public func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try Swift.withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { try body($0) }
+    }
+
     public var description: String {
         let hex = Hex.encode(bytes)
         var out = ""
@@ -88,6 +94,13 @@ public struct Hash256: Hashable, Comparable, Sendable, CustomStringConvertible {
     public init?(hex: String) {
         guard hex.count == 64, let bytes = Hex.decode(hex) else { return nil }
         self.init(bytes: bytes)
+    }
+
+    /// The 32 bytes, lent without an array: binding or writing an id this way allocates
+    /// nothing (an array per id was a measurable share of a catch-up; docs/benchmarks.md).
+    @inlinable
+    public func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try Swift.withUnsafeBytes(of: (word0.bigEndian, word1.bigEndian, word2.bigEndian, word3.bigEndian)) { try body($0) }
     }
 
     public var bytes: [UInt8] {

@@ -9,7 +9,8 @@ import Peer
 /// (`valgrind --tool=callgrind`, `perf record`). The source library is written once per run of
 /// the benchmark; each repetition applies it to a new, empty replica.
 enum CatchUpBench {
-    static let libraryNotes = 10_000
+    /// `NOTES_BENCH_NOTES=100000` for the large library's catch-up (how the cost grows).
+    static let libraryNotes = ProcessInfo.processInfo.environment["NOTES_BENCH_NOTES"].flatMap { Int($0) }.map { max(1, $0) } ?? 10_000
     /// `NOTES_BENCH_RUNS=1` for a profiler's single run.
     static let repetitions = ProcessInfo.processInfo.environment["NOTES_BENCH_RUNS"].flatMap { Int($0) }.map { max(1, $0) } ?? 5
 

@@ -1,10 +1,15 @@
 import CSQLite
+import Merge
 
 /// A value SQLite can store, for binding parameters.
 public enum SQLValue: Sendable, Hashable {
     case integer(Int64)
     case text(String)
     case blob([UInt8])
+    /// An id, bound as a blob of its bytes straight from the value: most parameters are ids,
+    /// and an array made for each was a measurable share of a catch-up (docs/benchmarks.md).
+    case hash(Hash256)
+    case record(RecordID)
     case null
 }
 
@@ -33,10 +38,12 @@ public final class Statement {
     public func bind(_ values: [SQLValue]) throws -> Statement {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
-        for (offset, value) in values.enumerated() {
+        // By index: `enumerated()` here was not specialised and looked up its generic
+        // metadata on every call.
+        for offset in values.indices {
             let index = Int32(offset + 1)
             let code: Int32
-            switch value {
+            switch values[offset] {
             case .integer(let number): code = sqlite3_bind_int64(handle, index, number)
             case .text(var string):
                 // A native string's UTF-8 is contiguous already: bound (and copied by SQLite) in place.
@@ -54,6 +61,8 @@ public final class Statement {
                     // An empty blob still needs a non-null pointer, or SQLite stores NULL.
                     notesd_sqlite3_bind_blob_copy(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count))
                 }
+            case .hash(let hash): code = hash.withBytes { notesd_sqlite3_bind_blob_copy(handle, index, $0.baseAddress!, Int32($0.count)) }
+            case .record(let record): code = record.withBytes { notesd_sqlite3_bind_blob_copy(handle, index, $0.baseAddress!, Int32($0.count)) }
             case .null: code = sqlite3_bind_null(handle, index)
             }
             guard code == SQLITE_OK else { throw database.error(code, sql: sql) }

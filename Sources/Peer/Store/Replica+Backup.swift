@@ -106,7 +106,7 @@ extension Replica {
         guard problems.isEmpty else { throw BackupRestoreError.damaged(path: path, problems: problems) }
         let household = try database.first("SELECT value FROM meta WHERE key = 'household'") { $0.text(0) }
         let offered = try database.first("SELECT value FROM meta WHERE key = 'offered'") { UInt64(bitPattern: $0.int(0)) } ?? 0
-        let sequence = try database.first("SELECT seq FROM vector WHERE replica = ?1", [.blob(replica.raw.bytes)]) {
+        let sequence = try database.first("SELECT seq FROM vector WHERE replica = ?1", [.record(replica.raw)]) {
             UInt64(bitPattern: $0.int(0))
         } ?? 0
         return BackupDescription(replica: replica, household: household, offered: offered, sequence: sequence, schemaVersion: version)
@@ -230,7 +230,7 @@ extension Replica {
     ) throws -> (dropped: Int, kept: Int, affected: [(RecordID, RecordKind)]) {
         let entries = try database.rows(
             "SELECT seq, revision FROM log WHERE replica = ?1 AND seq > ?2 ORDER BY seq",
-            [.blob(old.raw.bytes), .integer(Int64(bitPattern: offered))]
+            [.record(old.raw), .integer(Int64(bitPattern: offered))]
         ) { (UInt64($0.int(0)), Hash256(bytes: $0.blob(1))!) }
         var kept: [UInt64] = []
         var dropped: [(seq: UInt64, revision: RevisionID)] = []
@@ -240,16 +240,16 @@ extension Replica {
         for (index, seq) in kept.enumerated() {
             try database.run(
                 "UPDATE log SET replica = ?1, seq = ?2 WHERE replica = ?3 AND seq = ?4",
-                [.blob(newReplica.raw.bytes), .integer(Int64(index + 1)), .blob(old.raw.bytes), .integer(Int64(seq))])
+                [.record(newReplica.raw), .integer(Int64(index + 1)), .record(old.raw), .integer(Int64(seq))])
         }
         if !kept.isEmpty {
-            try database.run("INSERT INTO vector (replica, seq) VALUES (?1, ?2)", [.blob(newReplica.raw.bytes), .integer(Int64(kept.count))])
+            try database.run("INSERT INTO vector (replica, seq) VALUES (?1, ?2)", [.record(newReplica.raw), .integer(Int64(kept.count))])
         }
         var affected: [RecordID: RecordKind] = [:]
         for (seq, revision) in dropped.reversed() {
-            try database.run("DELETE FROM log WHERE replica = ?1 AND seq = ?2", [.blob(old.raw.bytes), .integer(Int64(seq))])
+            try database.run("DELETE FROM log WHERE replica = ?1 AND seq = ?2", [.record(old.raw), .integer(Int64(seq))])
             // A derived revision (a conflict copy) may be named by a peer's entry too: it stays.
-            let stillNamed = try database.first("SELECT 1 FROM log WHERE revision = ?1", [.blob(revision.bytes)]) { _ in true } ?? false
+            let stillNamed = try database.first("SELECT 1 FROM log WHERE revision = ?1", [.hash(revision)]) { _ in true } ?? false
             guard !stillNamed,
                   let (stored, parts) = try Replica.resolvedRevision(revision, in: database)
             else { continue }
@@ -257,30 +257,30 @@ extension Replica {
             affected[row.0] = row.1
             if !row.3 {
                 for hash in Set(row.2) {
-                    try database.run("UPDATE blocks SET refs = refs - 1 WHERE hash = ?1", [.blob(hash.bytes)])
-                    try database.run("DELETE FROM blocks WHERE hash = ?1 AND refs <= 0", [.blob(hash.bytes)])
+                    try database.run("UPDATE blocks SET refs = refs - 1 WHERE hash = ?1", [.hash(hash)])
+                    try database.run("DELETE FROM blocks WHERE hash = ?1 AND refs <= 0", [.hash(hash)])
                 }
             }
-            try database.run("DELETE FROM heads WHERE revision = ?1", [.blob(revision.bytes)])
+            try database.run("DELETE FROM heads WHERE revision = ?1", [.hash(revision)])
             try Replica.detachDeltaChildren(of: revision, record: row.0, in: database)
-            try database.run("DELETE FROM revisions WHERE id = ?1", [.blob(revision.bytes)])
+            try database.run("DELETE FROM revisions WHERE id = ?1", [.hash(revision)])
         }
         for (record, kind) in affected {
-            try database.run("DELETE FROM heads WHERE record = ?1", [.blob(record.bytes)])
-            let rows = try database.rows("SELECT id, parents FROM revisions WHERE record = ?1", [.blob(record.bytes)]) {
+            try database.run("DELETE FROM heads WHERE record = ?1", [.record(record)])
+            let rows = try database.rows("SELECT id, parents FROM revisions WHERE record = ?1", [.record(record)]) {
                 (Hash256(bytes: $0.blob(0))!, Replica.hashes($0.blob(1)))
             }
             let parents = Set(rows.flatMap(\.1))
             for (id, _) in rows where !parents.contains(id) {
                 try database.run(
                     "INSERT INTO heads (record, revision, kind) VALUES (?1, ?2, ?3)",
-                    [.blob(record.bytes), .blob(id.bytes), .integer(Int64(kind.rawValue))])
+                    [.record(record), .hash(id), .integer(Int64(kind.rawValue))])
             }
         }
         if !entries.isEmpty {
-            try database.run("UPDATE vector SET seq = ?2 WHERE replica = ?1", [.blob(old.raw.bytes), .integer(Int64(bitPattern: offered))])
+            try database.run("UPDATE vector SET seq = ?2 WHERE replica = ?1", [.record(old.raw), .integer(Int64(bitPattern: offered))])
         }
-        try database.run("UPDATE meta SET value = ?1 WHERE key = 'replica'", [.blob(newReplica.raw.bytes)])
+        try database.run("UPDATE meta SET value = ?1 WHERE key = 'replica'", [.record(newReplica.raw)])
         // Marks about the old replica's own entries mean nothing for the new one.
         try database.run("DELETE FROM meta WHERE key IN ('offered', 'sealed')")
         return (dropped.count, kept.count, affected.map { ($0.key, $0.value) }.sorted { $0.0 < $1.0 })
@@ -295,9 +295,9 @@ extension Replica {
     /// the copy would then read those revisions differently from every other device, which
     /// hold them and so never send them again.
     private static func replaceable(_ revision: RevisionID, in database: Database) throws -> Bool {
-        let tombstone = try database.first("SELECT tombstone FROM revisions WHERE id = ?1", [.blob(revision.bytes)]) { $0.int(0) != 0 }
+        let tombstone = try database.first("SELECT tombstone FROM revisions WHERE id = ?1", [.hash(revision)]) { $0.int(0) != 0 }
         guard tombstone == false else { return false }
-        let record = try database.first("SELECT record FROM heads WHERE revision = ?1", [.blob(revision.bytes)]) { $0.blob(0) }
+        let record = try database.first("SELECT record FROM heads WHERE revision = ?1", [.hash(revision)]) { $0.blob(0) }
         guard let record else { return false }
         let heads = try database.first("SELECT count(*) FROM heads WHERE record = ?1", [.blob(record)]) { $0.int(0) } ?? 0
         return heads == 1

@@ -222,11 +222,11 @@ extension Replica {
             let revision = Revision(record: record, parents: head.parents, author: replicaID, hlc: hlc, content: content)
             let encoded = try insertLocalRevision(revision)
             try database.run("UPDATE log SET revision = ?1 WHERE replica = ?2 AND seq = ?3", [
-                .blob(encoded.id.bytes), .blob(dot.replica.raw.bytes), .integer(Int64(dot.seq)),
+                .hash(encoded.id), .record(dot.replica.raw), .integer(Int64(dot.seq)),
             ])
-            try database.run("DELETE FROM heads WHERE revision = ?1", [.blob(head.id.bytes)])
+            try database.run("DELETE FROM heads WHERE revision = ?1", [.hash(head.id)])
             try Self.detachDeltaChildren(of: head.id, record: record, in: database)
-            try database.run("DELETE FROM revisions WHERE id = ?1", [.blob(head.id.bytes)])
+            try database.run("DELETE FROM revisions WHERE id = ?1", [.hash(head.id)])
             try releaseBlocks(head.body)
             try advanceHeads(record: record, kind: content.kind, parents: [], to: encoded.id)
             try materialize(record, kind: content.kind, stored: encoded)

@@ -23,7 +23,7 @@ extension Replica {
 
     /// A live note (the Trash included) exists, read from the primary key alone.
     public func noteExists(_ id: NoteID) throws -> Bool {
-        try database.first("SELECT 1 FROM notes WHERE id = ?1", [.blob(id.bytes)]) { _ in true } ?? false
+        try database.first("SELECT 1 FROM notes WHERE id = ?1", [.record(id)]) { _ in true } ?? false
     }
 
     /// Live note ids whose hex digits start with `hexPrefix` (lower-case hex, no dashes), in
@@ -42,7 +42,7 @@ extension Replica {
             tagged = Set(try database.rows("SELECT note FROM note_tags WHERE tag = ?1", [.text(tag)]) { RecordID(bytes: $0.blob(0))! })
         }
         // pinned 2 and an id of 17 0xff bytes sort after every stored note: the start.
-        let start: [SQLValue] = position.map { [.integer($0.pinned ? 1 : 0), .integer(Int64(bitPattern: $0.modified)), .blob($0.id.bytes)] }
+        let start: [SQLValue] = position.map { [.integer($0.pinned ? 1 : 0), .integer(Int64(bitPattern: $0.modified)), .record($0.id)] }
             ?? [.integer(2), .integer(Int64.max), .blob([UInt8](repeating: 0xff, count: 17))]
         let needle = filter.text?.lowercased()
         var liveFolders: [FolderID: Bool] = [:]
@@ -73,7 +73,7 @@ extension Replica {
                     let text = try blocks(Self.hashes(row.blob(9))).map(\.text).joined(separator: "\n")
                     guard text.lowercased().contains(needle) else { return true }
                 }
-                let tags = try database.rows("SELECT tag FROM note_tags WHERE note = ?1", [.blob(id.bytes)]) { $0.text(0) }
+                let tags = try database.rows("SELECT tag FROM note_tags WHERE note = ?1", [.record(id)]) { $0.text(0) }
                 results.append(NoteRow(
                     id: id, title: title, folder: shown, trashed: row.int(3) != 0, pinned: pinned, color: row.optionalText(5),
                     tags: tags.sorted(), created: UInt64(bitPattern: row.int(6)), modified: UInt64(bitPattern: row.int(7)),
@@ -129,7 +129,7 @@ extension Replica {
     /// The live folders shown directly inside `parent` (the `folders_by_parent` index; a folder
     /// whose stored parent is `parent` but that a cycle put at the top level is not one).
     public func subfolders(of parent: FolderID) throws -> [FolderSummary] {
-        try database.rows("SELECT id FROM folders WHERE parent = ?1 ORDER BY id", [.blob(parent.bytes)]) { RecordID(bytes: $0.blob(0))! }
+        try database.rows("SELECT id FROM folders WHERE parent = ?1 ORDER BY id", [.record(parent)]) { RecordID(bytes: $0.blob(0))! }
             .compactMap { try folderSummary($0) }.filter { $0.parent == parent }
     }
 
@@ -140,14 +140,14 @@ extension Replica {
 
     /// The live folder ids just before and after `id` in id order (for its short form).
     public func neighbouringFolderIDs(of id: FolderID) throws -> [FolderID] {
-        let before = try database.first("SELECT id FROM folders WHERE id < ?1 ORDER BY id DESC LIMIT 1", [.blob(id.bytes)]) { RecordID(bytes: $0.blob(0))! }
-        let after = try database.first("SELECT id FROM folders WHERE id > ?1 ORDER BY id LIMIT 1", [.blob(id.bytes)]) { RecordID(bytes: $0.blob(0))! }
+        let before = try database.first("SELECT id FROM folders WHERE id < ?1 ORDER BY id DESC LIMIT 1", [.record(id)]) { RecordID(bytes: $0.blob(0))! }
+        let after = try database.first("SELECT id FROM folders WHERE id > ?1 ORDER BY id LIMIT 1", [.record(id)]) { RecordID(bytes: $0.blob(0))! }
         return [before, after].compactMap { $0 }
     }
 
     /// Notes outside the Trash stored in `folder` (kept by triggers, schema migration 4).
     func folderNoteCount(_ folder: FolderID) throws -> Int {
-        Int(try database.first("SELECT notes FROM folder_note_counts WHERE folder = ?1", [.blob(folder.bytes)]) { $0.int(0) } ?? 0)
+        Int(try database.first("SELECT notes FROM folder_note_counts WHERE folder = ?1", [.record(folder)]) { $0.int(0) } ?? 0)
     }
 
     /// The folder and its ancestors as shown, `[folder, parent, grandparent, …]`, by

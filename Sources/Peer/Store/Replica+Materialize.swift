@@ -125,7 +125,7 @@ extension Replica {
         let single = heads.count == 1 ? try (stored?.id == heads[0] ? stored : revisionRow(heads[0])) : nil
         let isNew = single.map(\.parents.isEmpty) ?? false
         let hasTombstone = isNew ? false : try database.first(
-            "SELECT 1 FROM revisions WHERE record = ?1 AND tombstone = 1 LIMIT 1", [.blob(record.bytes)]) { _ in true } ?? false
+            "SELECT 1 FROM revisions WHERE record = ?1 AND tombstone = 1 LIMIT 1", [.record(record)]) { _ in true } ?? false
         let everything = heads.count > 1 || hasTombstone
         let allRows = everything ? try revisionRows(record: record) : [single!]
         let rows = Dictionary(allRows.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
@@ -214,7 +214,7 @@ extension Replica {
                 let encoded = block.encoded()
                 let hash = RevisionCodec.blockHash(encoded)
                 try database.run(
-                    "INSERT OR IGNORE INTO blocks (hash, refs, data) VALUES (?1, 0, ?2)", [.blob(hash.bytes), .blob(encoded)])
+                    "INSERT OR IGNORE INTO blocks (hash, refs, data) VALUES (?1, 0, ?2)", [.hash(hash), .blob(encoded)])
                 body.append(hash)
             }
         }
@@ -224,10 +224,10 @@ extension Replica {
     /// Writes (or, for a tombstone, deletes) a note's materialised row and records how its
     /// visible state changed.
     func writeNoteRow(_ id: NoteID, _ record: Record<RevisionCodec.NoteFields<BlockHash>>, stamp: Stamp) throws {
-        let wasTrashed = try database.first("SELECT trashed FROM notes WHERE id = ?1", [.blob(id.bytes)]) { $0.int(0) != 0 }
+        let wasTrashed = try database.first("SELECT trashed FROM notes WHERE id = ?1", [.record(id)]) { $0.int(0) != 0 }
         guard case .live(let note) = record else {
             if wasTrashed != nil {
-                try database.run("DELETE FROM notes WHERE id = ?1", [.blob(id.bytes)])
+                try database.run("DELETE FROM notes WHERE id = ?1", [.record(id)])
                 try removeFromSearch(id)
                 pendingChanges.note(id, .purged)
             }
@@ -240,7 +240,7 @@ extension Replica {
         }
         try upsertNoteRow(id, note, hlc: stamp.hlc, hadRow: wasTrashed != nil)
         if catchingUp || searchIndexDeferred {
-            try database.run("INSERT OR IGNORE INTO search_pending (note) VALUES (?1)", [.blob(id.bytes)])
+            try database.run("INSERT OR IGNORE INTO search_pending (note) VALUES (?1)", [.record(id)])
         } else {
             try indexForSearch(id, title: note.title, body: note.body)
         }
@@ -256,21 +256,21 @@ extension Replica {
                 modified = excluded.modified, conflict_of = excluded.conflict_of, hlc = excluded.hlc
             """,
             [
-                .blob(id.bytes), .text(note.title), .blob(Self.concatenated(note.body)),
-                note.folder.map { .blob($0.bytes) } ?? .null, .integer(note.trashed ? 1 : 0), .integer(note.pinned ? 1 : 0),
+                .record(id), .text(note.title), .blob(Self.concatenated(note.body)),
+                note.folder.map { .record($0) } ?? .null, .integer(note.trashed ? 1 : 0), .integer(note.pinned ? 1 : 0),
                 note.color.map { .text($0) } ?? .null, .integer(Int64(bitPattern: note.created)),
-                .integer(Int64(bitPattern: note.modified)), note.conflictOf.map { .blob($0.bytes) } ?? .null,
+                .integer(Int64(bitPattern: note.modified)), note.conflictOf.map { .record($0) } ?? .null,
                 .integer(Int64(bitPattern: hlc.rawValue)),
             ])
-        if hadRow { try database.run("DELETE FROM note_tags WHERE note = ?1", [.blob(id.bytes)]) }
+        if hadRow { try database.run("DELETE FROM note_tags WHERE note = ?1", [.record(id)]) }
         for tag in note.tags {
-            try database.run("INSERT INTO note_tags (note, tag) VALUES (?1, ?2)", [.blob(id.bytes), .text(tag)])
+            try database.run("INSERT INTO note_tags (note, tag) VALUES (?1, ?2)", [.record(id), .text(tag)])
         }
     }
 
     private func writeFolder(_ id: FolderID, _ record: Record<Folder>) throws {
         guard case .live(let folder) = record else {
-            try database.run("DELETE FROM folders WHERE id = ?1", [.blob(id.bytes)])
+            try database.run("DELETE FROM folders WHERE id = ?1", [.record(id)])
             return
         }
         try database.run(
@@ -279,14 +279,14 @@ extension Replica {
             ON CONFLICT(id) DO UPDATE SET name = excluded.name, parent = excluded.parent, moved_at = excluded.moved_at
             """,
             [
-                .blob(id.bytes), .text(folder.name), folder.parent.map { .blob($0.bytes) } ?? .null,
+                .record(id), .text(folder.name), folder.parent.map { .record($0) } ?? .null,
                 .integer(Int64(bitPattern: folder.movedAt.rawValue)),
             ])
     }
 
     private func writeDevice(_ id: RecordID, _ record: Record<Device>) throws {
         guard case .live(let device) = record else {
-            try database.run("DELETE FROM devices WHERE id = ?1", [.blob(id.bytes)])
+            try database.run("DELETE FROM devices WHERE id = ?1", [.record(id)])
             return
         }
         try database.run(
@@ -295,7 +295,7 @@ extension Replica {
             ON CONFLICT(id) DO UPDATE SET name = excluded.name, public_key = excluded.public_key, revoked = excluded.revoked,
                 added = excluded.added
             """,
-            [.blob(id.bytes), .text(device.name), .blob(device.publicKey), .integer(device.revoked ? 1 : 0), .integer(Int64(clamping: device.added))])
+            [.record(id), .text(device.name), .blob(device.publicKey), .integer(device.revoked ? 1 : 0), .integer(Int64(clamping: device.added))])
     }
 
     // MARK: - Purge and conflict copies
@@ -310,7 +310,7 @@ extension Replica {
             try releaseBlocks(row.body)
             try Self.detachDeltaChildren(of: id, record: row.record, in: database)
             // The body list stays: hashes reveal no text, and edits may be sent against it.
-            try database.run("UPDATE revisions SET data = x'', purged = 1 WHERE id = ?1", [.blob(id.bytes)])
+            try database.run("UPDATE revisions SET data = x'', purged = 1 WHERE id = ?1", [.hash(id)])
         }
     }
 

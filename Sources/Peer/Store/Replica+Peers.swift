@@ -55,7 +55,7 @@ extension Replica {
             """,
             [
                 .text(record.peer), .text(record.name), record.address.map { .text($0) } ?? .null,
-                record.replica.map { .blob($0.raw.bytes) } ?? .null, .blob(vector.bytes),
+                record.replica.map { .record($0.raw) } ?? .null, .blob(vector.bytes),
                 record.lastSuccess.map { .integer(Int64($0)) } ?? .null, record.lastError.map { .text($0) } ?? .null,
                 record.lastErrorAt.map { .integer(Int64($0)) } ?? .null, .integer(Int64(record.retries)),
                 record.software.map { .text($0) } ?? .null,

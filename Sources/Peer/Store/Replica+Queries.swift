@@ -85,7 +85,7 @@ extension Replica {
             """
             SELECT title, body, folder, trashed, pinned, color, created, modified, conflict_of, hlc
             FROM notes WHERE id = ?1
-            """, [.blob(id.bytes)], { row in
+            """, [.record(id)], { row in
                 (
                     RevisionCodec.NoteFields<BlockHash>(
                         title: row.text(0), body: Self.hashes(row.blob(1)), folder: row.optionalBlob(2).flatMap(RecordID.init(bytes:)),
@@ -97,12 +97,12 @@ extension Replica {
             })
         else { return nil }
         var (fields, hlc) = row
-        fields.tags = Set(try database.rows("SELECT tag FROM note_tags WHERE note = ?1", [.blob(id.bytes)]) { $0.text(0) })
+        fields.tags = Set(try database.rows("SELECT tag FROM note_tags WHERE note = ?1", [.record(id)]) { $0.text(0) })
         return (fields, hlc)
     }
 
     public func folder(_ id: FolderID) throws -> Folder? {
-        try database.first("SELECT name, parent, moved_at FROM folders WHERE id = ?1", [.blob(id.bytes)]) { row in
+        try database.first("SELECT name, parent, moved_at FROM folders WHERE id = ?1", [.record(id)]) { row in
             Folder(
                 name: row.text(0), parent: row.optionalBlob(1).flatMap(RecordID.init(bytes:)),
                 movedAt: HLC(rawValue: UInt64(bitPattern: row.int(2))))
@@ -110,7 +110,7 @@ extension Replica {
     }
 
     public func device(_ id: RecordID) throws -> Device? {
-        try database.first("SELECT name, public_key, revoked, added FROM devices WHERE id = ?1", [.blob(id.bytes)]) { row in
+        try database.first("SELECT name, public_key, revoked, added FROM devices WHERE id = ?1", [.record(id)]) { row in
             Device(name: row.text(0), publicKey: row.blob(1), revoked: row.int(2) != 0, added: UInt64(row.int(3)))
         }
     }
@@ -176,8 +176,8 @@ extension Replica {
     /// One live note as listed (the Trash included), without reading any other note or the
     /// folder tree.
     public func noteSummary(_ id: NoteID) throws -> NoteRow? {
-        let tags = try database.rows("SELECT tag FROM note_tags WHERE note = ?1", [.blob(id.bytes)]) { $0.text(0) }
-        guard let (summary, stored) = try database.first("SELECT \(Self.summaryColumns) FROM notes WHERE id = ?1", [.blob(id.bytes)], {
+        let tags = try database.rows("SELECT tag FROM note_tags WHERE note = ?1", [.record(id)]) { $0.text(0) }
+        guard let (summary, stored) = try database.first("SELECT \(Self.summaryColumns) FROM notes WHERE id = ?1", [.record(id)], {
             (Self.summary($0, tree: [:], tags: [id: tags]), $0.optionalBlob(2).flatMap(RecordID.init(bytes:)))
         }) else { return nil }
         // Where it shows: its folder if that folder is live (one key lookup, not the tree).
@@ -189,14 +189,14 @@ extension Replica {
 
     /// A live note's title alone (for events), or nil.
     public func noteTitle(_ id: NoteID) throws -> String? {
-        try database.first("SELECT title FROM notes WHERE id = ?1", [.blob(id.bytes)]) { $0.text(0) }
+        try database.first("SELECT title FROM notes WHERE id = ?1", [.record(id)]) { $0.text(0) }
     }
 
     /// The live note ids just before and after `id` in id order: enough to find the shortest
     /// prefix of `id` that no other note shares.
     public func neighbouringNoteIDs(of id: NoteID) throws -> [NoteID] {
-        let before = try database.first("SELECT id FROM notes WHERE id < ?1 ORDER BY id DESC LIMIT 1", [.blob(id.bytes)]) { RecordID(bytes: $0.blob(0))! }
-        let after = try database.first("SELECT id FROM notes WHERE id > ?1 ORDER BY id LIMIT 1", [.blob(id.bytes)]) { RecordID(bytes: $0.blob(0))! }
+        let before = try database.first("SELECT id FROM notes WHERE id < ?1 ORDER BY id DESC LIMIT 1", [.record(id)]) { RecordID(bytes: $0.blob(0))! }
+        let after = try database.first("SELECT id FROM notes WHERE id > ?1 ORDER BY id LIMIT 1", [.record(id)]) { RecordID(bytes: $0.blob(0))! }
         return [before, after].compactMap { $0 }
     }
 

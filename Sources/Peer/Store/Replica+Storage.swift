@@ -19,7 +19,12 @@ extension Replica {
         var stamp: Stamp { Stamp(hlc: hlc, revision: id) }
     }
 
-    static func concatenated(_ hashes: [Hash256]) -> [UInt8] { hashes.flatMap(\.bytes) }
+    static func concatenated(_ hashes: [Hash256]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(hashes.count * 32)
+        for hash in hashes { hash.withBytes { bytes.append(contentsOf: $0) } }
+        return bytes
+    }
 
     static func hashes(_ bytes: [UInt8]) -> [Hash256] {
         stride(from: 0, to: bytes.count - bytes.count % 32, by: 32).map { Hash256(bytes: bytes[$0..<$0 + 32])! }
@@ -65,7 +70,7 @@ extension Replica {
     }
 
     static func storedRow(_ id: RevisionID, in database: Database) throws -> StoredRevisionRow? {
-        try database.first(selectByID, [.blob(id.bytes)], storedRow)
+        try database.first(selectByID, [.hash(id)], storedRow)
     }
 
     /// One row's parts, given its first parent's (required when the row is a delta).
@@ -133,7 +138,7 @@ extension Replica {
     /// Every revision of a record, each delta chain read once (first parents are revisions of
     /// the same record).
     func revisionRows(record: RecordID) throws -> [RevisionRow] {
-        let stored = try database.rows(Self.selectByRecord, [.blob(record.bytes)], Self.storedRow)
+        let stored = try database.rows(Self.selectByRecord, [.record(record)], Self.storedRow)
         let byID = Dictionary(stored.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var resolved: [RevisionID: ResolvedParts] = [:]
         func parts(_ row: StoredRevisionRow) throws -> ResolvedParts {
@@ -166,16 +171,16 @@ extension Replica {
     }
 
     func hasRevision(_ id: RevisionID) throws -> Bool {
-        try database.first("SELECT 1 FROM revisions WHERE id = ?1", [.blob(id.bytes)]) { _ in true } ?? false
+        try database.first("SELECT 1 FROM revisions WHERE id = ?1", [.hash(id)]) { _ in true } ?? false
     }
 
     /// The record's current head revisions (several after concurrent changes).
     public func heads(of record: RecordID) throws -> [RevisionID] {
-        try database.rows("SELECT revision FROM heads WHERE record = ?1", [.blob(record.bytes)]) { Hash256(bytes: $0.blob(0))! }
+        try database.rows("SELECT revision FROM heads WHERE record = ?1", [.record(record)]) { Hash256(bytes: $0.blob(0))! }
     }
 
     func recordExists(_ record: RecordID) throws -> Bool {
-        try database.first("SELECT 1 FROM heads WHERE record = ?1 LIMIT 1", [.blob(record.bytes)]) { _ in true } ?? false
+        try database.first("SELECT 1 FROM heads WHERE record = ?1 LIMIT 1", [.record(record)]) { _ in true } ?? false
     }
 
     /// How a new row holds `header`'s revision (`RevisionStorage`): a note whose first parent
@@ -205,12 +210,12 @@ extension Replica {
     static func detachDeltaChildren(of id: RevisionID, record: RecordID, in database: Database) throws {
         let children = try database.rows(
             "SELECT id FROM revisions WHERE record = ?1 AND depth > 0 AND substr(parents, 1, 32) = ?2",
-            [.blob(record.bytes), .blob(id.bytes)]) { Hash256(bytes: $0.blob(0))! }
+            [.record(record), .hash(id)]) { Hash256(bytes: $0.blob(0))! }
         for child in children {
             guard let (row, parts) = try resolvedRevision(child, in: database) else { continue }
             try database.run(
                 "UPDATE revisions SET depth = 0, body = ?2, data = ?3 WHERE id = ?1",
-                [.blob(child.bytes), .blob(concatenated(parts.body)), .blob(row.purged ? [] : parts.fields ?? [])])
+                [.hash(child), .blob(concatenated(parts.body)), .blob(row.purged ? [] : parts.fields ?? [])])
         }
     }
 
@@ -223,7 +228,7 @@ extension Replica {
         let distinct = Array(Set(header.body))
         var missing: [BlockHash] = []
         for hash in distinct where newBlocks[hash] == nil {
-            if try database.first("SELECT 1 FROM blocks WHERE hash = ?1", [.blob(hash.bytes)], { _ in true }) == nil {
+            if try database.first("SELECT 1 FROM blocks WHERE hash = ?1", [.hash(hash)], { _ in true }) == nil {
                 missing.append(hash)
             }
         }
@@ -232,9 +237,9 @@ extension Replica {
             if let encoded = newBlocks[hash] {
                 try database.run(
                     "INSERT INTO blocks (hash, refs, data) VALUES (?1, 1, ?2) ON CONFLICT(hash) DO UPDATE SET refs = refs + 1",
-                    [.blob(hash.bytes), .blob(encoded)])
+                    [.hash(hash), .blob(encoded)])
             } else {
-                try database.run("UPDATE blocks SET refs = refs + 1 WHERE hash = ?1", [.blob(hash.bytes)])
+                try database.run("UPDATE blocks SET refs = refs + 1 WHERE hash = ?1", [.hash(hash)])
             }
         }
         try insertRow(id: id, header: header, purged: false, form: try storedForm(header, canonical: data))
@@ -252,8 +257,8 @@ extension Replica {
         try database.run(
             Self.insertStored,
             [
-                .blob(id.bytes), .blob(header.record.bytes), .integer(Int64(header.kind.rawValue)),
-                .integer(Int64(bitPattern: header.hlc.rawValue)), .blob(header.author.raw.bytes),
+                .hash(id), .record(header.record), .integer(Int64(header.kind.rawValue)),
+                .integer(Int64(bitPattern: header.hlc.rawValue)), .record(header.author.raw),
                 .blob(Self.concatenated(header.parents)), .blob(form.body), .integer(header.isTombstone ? 1 : 0),
                 .integer(purged ? 1 : 0), .blob(form.data), form.depth.map { .integer(Int64($0)) } ?? .null,
             ])
@@ -262,8 +267,8 @@ extension Replica {
     /// Drops one reference from each block and deletes the blocks nobody uses any more.
     func releaseBlocks(_ body: [BlockHash]) throws {
         for hash in Set(body) {
-            try database.run("UPDATE blocks SET refs = refs - 1 WHERE hash = ?1", [.blob(hash.bytes)])
-            try database.run("DELETE FROM blocks WHERE hash = ?1 AND refs <= 0", [.blob(hash.bytes)])
+            try database.run("UPDATE blocks SET refs = refs - 1 WHERE hash = ?1", [.hash(hash)])
+            try database.run("DELETE FROM blocks WHERE hash = ?1 AND refs <= 0", [.hash(hash)])
         }
     }
 
@@ -274,7 +279,7 @@ extension Replica {
         precondition(dot.seq == vector[dot.replica] + 1, "log entry \(dot) would leave a gap after \(vector[dot.replica])")
         try database.run(
             "INSERT INTO log (replica, seq, revision) VALUES (?1, ?2, ?3)",
-            [.blob(dot.replica.raw.bytes), .integer(Int64(dot.seq)), .blob(revision.bytes)])
+            [.record(dot.replica.raw), .integer(Int64(dot.seq)), .hash(revision)])
         vector[dot.replica] = dot.seq
         changedVectorEntries.insert(dot.replica)
     }
@@ -284,7 +289,7 @@ extension Replica {
         for replica in changedVectorEntries.sorted() {
             try database.run(
                 "INSERT INTO vector (replica, seq) VALUES (?1, ?2) ON CONFLICT(replica) DO UPDATE SET seq = excluded.seq",
-                [.blob(replica.raw.bytes), .integer(Int64(vector[replica]))])
+                [.record(replica.raw), .integer(Int64(vector[replica]))])
         }
         changedVectorEntries.removeAll()
     }
@@ -294,11 +299,11 @@ extension Replica {
     /// A new revision of `record` replaces its parents among the record's heads.
     func advanceHeads(record: RecordID, kind: RecordKind, parents: [RevisionID], to revision: RevisionID) throws {
         for parent in parents {
-            try database.run("DELETE FROM heads WHERE record = ?1 AND revision = ?2", [.blob(record.bytes), .blob(parent.bytes)])
+            try database.run("DELETE FROM heads WHERE record = ?1 AND revision = ?2", [.record(record), .hash(parent)])
         }
         try database.run(
             "INSERT OR IGNORE INTO heads (record, revision, kind) VALUES (?1, ?2, ?3)",
-            [.blob(record.bytes), .blob(revision.bytes), .integer(Int64(kind.rawValue))])
+            [.record(record), .hash(revision), .integer(Int64(kind.rawValue))])
     }
 
     /// The own log entry above `seq` naming `revision`, if any: what coalescing may replace.
@@ -308,13 +313,13 @@ extension Replica {
         let floor = max(seq, vector[replicaID] > 1_000 ? vector[replicaID] - 1_000 : 0)
         return try database.first(
             "SELECT seq FROM log WHERE replica = ?2 AND seq > ?3 AND revision = ?1 ORDER BY seq DESC",
-            [.blob(revision.bytes), .blob(replicaID.raw.bytes), .integer(Int64(floor))]
+            [.hash(revision), .record(replicaID.raw), .integer(Int64(floor))]
         ) { Dot(replica: replicaID, seq: UInt64($0.int(0))) }
     }
 
     /// Loads one block by hash; nil when it is not stored.
     func block(_ hash: BlockHash) throws -> Block? {
-        guard let data = try database.first("SELECT data FROM blocks WHERE hash = ?1", [.blob(hash.bytes)], { $0.blob(0) }) else {
+        guard let data = try database.first("SELECT data FROM blocks WHERE hash = ?1", [.hash(hash)], { $0.blob(0) }) else {
             return nil
         }
         return try Block(encoded: data)

@@ -37,7 +37,7 @@ extension Replica {
         for (replica, ours) in vector.counters where ours > peer[replica] {
             candidates += try database.rows(
                 "SELECT stored, seq, revision FROM log WHERE replica = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
-                [.blob(replica.raw.bytes), .integer(Int64(peer[replica])), .integer(Int64(maxCount))]
+                [.record(replica.raw), .integer(Int64(peer[replica])), .integer(Int64(maxCount))]
             ) { row in (row.int(0), Dot(replica: replica, seq: UInt64(row.int(1))), Hash256(bytes: row.blob(2))!) }
         }
         candidates.sort { $0.stored < $1.stored }
@@ -88,7 +88,7 @@ extension Replica {
     /// The encoded blocks for `hashes`; throws when one is not stored.
     public func blockData(_ hashes: [BlockHash]) throws -> [[UInt8]] {
         try hashes.map { hash in
-            guard let data = try database.first("SELECT data FROM blocks WHERE hash = ?1", [.blob(hash.bytes)], { $0.blob(0) }) else {
+            guard let data = try database.first("SELECT data FROM blocks WHERE hash = ?1", [.hash(hash)], { $0.blob(0) }) else {
                 throw ReplicaError.invalid("block \(hash.short) is not stored here")
             }
             return data
@@ -100,7 +100,7 @@ extension Replica {
         var found: [[UInt8]] = []
         var bytes = 0
         for hash in hashes {
-            guard let data = try database.first("SELECT data FROM blocks WHERE hash = ?1", [.blob(hash.bytes)], { $0.blob(0) }) else { continue }
+            guard let data = try database.first("SELECT data FROM blocks WHERE hash = ?1", [.hash(hash)], { $0.blob(0) }) else { continue }
             if !found.isEmpty, bytes + data.count > maxBytes { break }
             found.append(data)
             bytes += data.count
@@ -117,7 +117,7 @@ extension Replica {
                 let hash = RevisionCodec.blockHash(encoded)
                 sentBlocksAwaitingUse.insert(hash)
                 try database.run(
-                    "INSERT OR IGNORE INTO blocks (hash, refs, data) VALUES (?1, 0, ?2)", [.blob(hash.bytes), .blob(encoded)])
+                    "INSERT OR IGNORE INTO blocks (hash, refs, data) VALUES (?1, 0, ?2)", [.hash(hash), .blob(encoded)])
             }
         }
     }
@@ -171,7 +171,7 @@ extension Replica {
         if !sentBlocksAwaitingUse.isEmpty {
             try write {
                 for hash in sentBlocksAwaitingUse.sorted() {
-                    try database.run("DELETE FROM blocks WHERE hash = ?1 AND refs = 0", [.blob(hash.bytes)])
+                    try database.run("DELETE FROM blocks WHERE hash = ?1 AND refs = 0", [.hash(hash)])
                 }
             }
             sentBlocksAwaitingUse = []

@@ -56,15 +56,15 @@ extension Replica {
         func unmarked(_ text: String) -> String { text.filter { $0 != "\u{2}" && $0 != "\u{3}" } }
         let text = try blocks(body).map(\.text).joined(separator: "\n")
         try removeFromSearch(id)
-        try database.run("INSERT INTO note_search (note, title, body) VALUES (?1, ?2, ?3)", [.blob(id.bytes), .text(unmarked(title)), .text(unmarked(text))])
+        try database.run("INSERT INTO note_search (note, title, body) VALUES (?1, ?2, ?3)", [.record(id), .text(unmarked(title)), .text(unmarked(text))])
         let doc = try database.first("SELECT last_insert_rowid()") { $0.int(0) } ?? 0
-        try database.run("INSERT INTO note_search_docs (note, doc) VALUES (?1, ?2)", [.blob(id.bytes), .integer(doc)])
+        try database.run("INSERT INTO note_search_docs (note, doc) VALUES (?1, ?2)", [.record(id), .integer(doc)])
     }
 
     func removeFromSearch(_ id: NoteID) throws {
-        guard let doc = try database.first("SELECT doc FROM note_search_docs WHERE note = ?1", [.blob(id.bytes)], { $0.int(0) }) else { return }
+        guard let doc = try database.first("SELECT doc FROM note_search_docs WHERE note = ?1", [.record(id)], { $0.int(0) }) else { return }
         try database.run("DELETE FROM note_search WHERE rowid = ?1", [.integer(doc)])
-        try database.run("DELETE FROM note_search_docs WHERE note = ?1", [.blob(id.bytes)])
+        try database.run("DELETE FROM note_search_docs WHERE note = ?1", [.record(id)])
     }
 
     /// Indexes up to `limit` of the notes a catch-up materialised: during one, each note is
@@ -78,12 +78,12 @@ extension Replica {
         guard !pending.isEmpty else { return 0 }
         try write {
             for id in pending {
-                if let (title, body) = try database.first("SELECT title, body FROM notes WHERE id = ?1", [.blob(id.bytes)], { ($0.text(0), Self.hashes($0.blob(1))) }) {
+                if let (title, body) = try database.first("SELECT title, body FROM notes WHERE id = ?1", [.record(id)], { ($0.text(0), Self.hashes($0.blob(1))) }) {
                     try indexForSearch(id, title: title, body: body)
                 } else {
                     try removeFromSearch(id)
                 }
-                try database.run("DELETE FROM search_pending WHERE note = ?1", [.blob(id.bytes)])
+                try database.run("DELETE FROM search_pending WHERE note = ?1", [.record(id)])
             }
         }
         return try notesAwaitingSearchIndex
@@ -164,7 +164,7 @@ extension Replica {
         try database.statement(sql).forEach(values) { row in
             guard results.count < limit else { return }
             let id = RecordID(bytes: row.blob(0))!
-            let tags = try database.rows("SELECT tag FROM note_tags WHERE note = ?1", [.blob(id.bytes)]) { $0.text(0) }
+            let tags = try database.rows("SELECT tag FROM note_tags WHERE note = ?1", [.record(id)]) { $0.text(0) }
             let summary = Self.summary(row, tree: tree, tags: [id: tags])
             if let folder, summary.folder != folder { return }
             results.append(SearchResult(note: summary, snippet: row.text(10), rank: row.double(9)))

@@ -97,7 +97,7 @@ public final class Replica {
             replicaID = ReplicaID(id)
         } else {
             replicaID = ReplicaID(RecordID(bytes: randomBytes(16))!)
-            try database.run("INSERT INTO meta (key, value) VALUES ('replica', ?1)", [.blob(replicaID.raw.bytes)])
+            try database.run("INSERT INTO meta (key, value) VALUES ('replica', ?1)", [.record(replicaID.raw)])
         }
         clock = HLC(rawValue: UInt64(try Self.meta(database, "clock") ?? 0))
         offeredSeq = UInt64(try Self.meta(database, "offered") ?? 0)
