@@ -37,7 +37,7 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
         self.init(bytes: bytes)
     }
 
-    public var bytes: [UInt8] { bigEndianBytes(words: 2) { $0 == 0 ? high : low } }
+    public var bytes: [UInt8] { withBytes { Array($0) } }
 
     /// The 16 bytes, lent without an array (as `Hash256.withBytes`).
     @inlinable
@@ -103,16 +103,7 @@ public struct Hash256: Hashable, Comparable, Sendable, CustomStringConvertible {
         try Swift.withUnsafeBytes(of: (word0.bigEndian, word1.bigEndian, word2.bigEndian, word3.bigEndian)) { try body($0) }
     }
 
-    public var bytes: [UInt8] {
-        bigEndianBytes(words: 4) { index in
-            switch index {
-            case 0: word0
-            case 1: word1
-            case 2: word2
-            default: word3
-            }
-        }
-    }
+    public var bytes: [UInt8] { withBytes { Array($0) } }
 
     public var description: String { Hex.encode(bytes) }
     /// The first 12 hex digits, for logs and `notesctl log`.
@@ -170,17 +161,6 @@ public struct Stamp: Hashable, Comparable, Sendable {
     }
 
     public static func < (lhs: Stamp, rhs: Stamp) -> Bool { (lhs.hlc, lhs.revision) < (rhs.hlc, rhs.revision) }
-}
-
-/// The words' bytes, most significant first, written straight into one array (ids are turned
-/// into bytes for every SQL statement that names them).
-@inlinable
-func bigEndianBytes(words count: Int, _ word: (Int) -> UInt64) -> [UInt8] {
-    [UInt8](unsafeUninitializedCapacity: count * 8) { buffer, initialized in
-        let raw = UnsafeMutableRawBufferPointer(buffer)
-        for index in 0..<count { raw.storeBytes(of: word(index).bigEndian, toByteOffset: index * 8, as: UInt64.self) }
-        initialized = count * 8
-    }
 }
 
 /// Lower-case hex, for ids in text form.

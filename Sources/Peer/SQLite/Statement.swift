@@ -6,8 +6,7 @@ public enum SQLValue: Sendable, Hashable {
     case integer(Int64)
     case text(String)
     case blob([UInt8])
-    /// An id, bound as a blob of its bytes straight from the value: most parameters are ids,
-    /// and an array made for each was a measurable share of a catch-up (docs/benchmarks.md).
+    /// An id, bound as a blob straight from its words (`Hash256.withBytes`).
     case hash(Hash256)
     case record(RecordID)
     case null
