@@ -105,6 +105,12 @@ extension EngineCore {
             complete(.failure(RPCError(code: .inviteInvalid, message: "\(error); check the code `notesctl invite` printed on the inviting device")))
             return
         }
+        // Its own invite would admit the device to itself: nothing would be joined, and a
+        // device locked out of its household would stay so.
+        if (try? replica.invites())?.contains(where: { $0.secret == code.secret }) == true {
+            complete(.failure(RPCError(code: .inviteInvalid, message: "this invite code was made on this device; make one with `notesctl invite` on another device of the household, or run `notesctl join CODE` on the device that is to join")))
+            return
+        }
         let others = roster().filter { $0.id != identity.deviceID && !$0.revoked }
         guard others.isEmpty || removedFromHousehold != nil || lockedOutOfHousehold else {
             complete(.failure(RPCError(code: .invalidOperation, message: "this device already shares a household with \(others.count) other device(s); remove it there first with `notesctl devices remove`")))

@@ -80,17 +80,23 @@ public final class HouseholdKey: Sendable {
     }
 
     /// Admitted again to the household it was removed from: the inviter's key joins the keys
-    /// held instead of replacing them. A newer key this device made or took meanwhile stays
-    /// current: the household may already know (from this device's own holdings) that it
-    /// holds that key, and drop every other key on the strength of it.
+    /// held that are at least as new, instead of replacing them. A newer key this device made
+    /// meanwhile stays current: the household may already know (from this device's own
+    /// holdings) that it holds that key, and drop every other key on the strength of it. Older
+    /// keys go, as with `join`: the household may have dropped them because a removed device
+    /// holds them.
     public func rejoin(_ key: PreSharedKey, epoch: UInt64) throws {
+        let offered = Held(key, epoch: epoch)
+        let now = state.withLock { [$0.current] + $0.previous }
+        var kept = now.filter { $0.version >= offered.version }
+        // The same key held under another epoch (an inviter that could not say its epoch):
+        // the newer label stands.
+        if !kept.contains(where: { $0.version.fingerprint == offered.version.fingerprint }) { kept.append(offered) }
+        kept.sort { $0.version > $1.version }
+        guard kept.map(\.version) != now.map(\.version) else { return }
         try update { state in
-            let offered = Held(key, epoch: epoch)
-            let held = [state.current] + state.previous
-            guard !held.contains(where: { $0.version == offered.version }) else { return }
-            let all = (held + [offered]).sorted { $0.version > $1.version }
-            state.current = all[0]
-            state.previous = Array(all.dropFirst())
+            state.current = kept[0]
+            state.previous = Array(kept.dropFirst())
         }
     }
 

@@ -163,6 +163,20 @@ final class LoneDevice {
         }
     }
 
+    /// A device cannot join with its own invite (it would admit itself and join nothing,
+    /// simulation seed 16952); the message says where the code belongs.
+    @Test func aDeviceCannotJoinWithItsOwnInvite() throws {
+        let home = try TestHousehold(["alice", "bob"])
+        let (alice, bob) = (home["alice"], home["bob"])
+        let code = try home.run(alice) { try $0.invite().code }
+        #expect {
+            _ = try home.join(alice, code: code, address: alice)
+        } throws: { error in
+            (error as? RPCError)?.code == .inviteInvalid && "\(error)".contains("made on this device")
+        }
+        #expect(try home.join(bob, code: code, address: alice).devices.contains { $0.name == "alice" }, "the invite is still good for another device")
+    }
+
     @Test func aJoinWithoutAnAddressFindsTheInviterThroughDiscovery() throws {
         let home = try TestHousehold(["alice", "bob"], discovery: true)
         let (alice, bob) = (home["alice"], home["bob"])

@@ -301,7 +301,11 @@ final class Simulation {
             // while it was away from the roster) is invited again, as its status advises.
             for node in nodes where !isMember(node) || node.core?.lockedOutOfHousehold == true {
                 // A removed device that has not yet heard so refuses to join another household.
-                _ = try pair(node, inviter: anchor, wait: true)
+                // The anchor itself locked out (it restored a backup from before it rotated
+                // the key alone, seed 16952) is invited by another device, as a person would.
+                let inviter = node !== anchor ? anchor
+                    : nodes.first { $0 !== anchor && $0.isUp && $0.core?.removedFromHousehold == nil && $0.core?.lockedOutOfHousehold == false }
+                if let inviter { _ = try pair(node, inviter: inviter, wait: true) }
             }
         }
         let lines = nodes.map { node in

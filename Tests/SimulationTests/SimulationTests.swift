@@ -117,7 +117,13 @@ import TestSupport
     /// the same epoch. node1, invited back through node0, took node0's key in place of its own
     /// — which the others had meanwhile received from node1, settled on (it sorts first) and
     /// believed node1 held — so node1 and node3 could no longer connect.
-    @Test(arguments: [UInt64(13738)]) func aSeedThatOnceFailedNowPasses(seed: UInt64) async throws {
+    /// 16952 (the same run, on `d53bc87`): node0 removed node2 while it already counted
+    /// node1 as removed, so it rotated alone and dropped every older key; it then restored a
+    /// backup from before that, which brought node2 back on its roster, and held a key no other
+    /// device had. Locked out, it was invited again by node0 — itself: the engine admitted
+    /// a device to itself, and the harness always invited through node0. Now a device
+    /// refuses its own invite, and a locked-out node0 is invited by another member.
+    @Test(arguments: [UInt64(13738), 16952]) func aSeedThatOnceFailedNowPasses(seed: UInt64) async throws {
         try await offThePool {
             let simulation = try Simulation(seed: seed)
             try simulation.run(steps: 150)
