@@ -192,13 +192,21 @@ extension EngineCore {
         let epoch = keys?.grants.first { $0.key.fingerprint == key.fingerprint }?.key.epoch
             ?? keys?.holdings.first { $0.key.fingerprint == key.fingerprint }?.key.epoch ?? 0
         let householdID = keys.flatMap { $0.household.count == 16 ? Hex.encode($0.household) : nil } ?? HouseholdKey.firstKeyID(key)
-        if householdID == household.householdID {
+        let rejoining = householdID == household.householdID
+        if rejoining {
             try household.rejoin(key, epoch: epoch)
         } else {
             try replica.forgetKeys()
             try household.join(key, epoch: epoch, householdID: householdID)
         }
-        if let keys { try replica.addKeys(grants: keys.grants, holdings: keys.holdings) }
+        if let keys {
+            let added = try replica.addKeys(grants: keys.grants, holdings: keys.holdings)
+            // Back in its own household, the device may still sync with members the inviter
+            // has not met since it rotated: they learn of the new key from this device's
+            // holding, and the grants sealed to them must come with it, or nothing brings
+            // them the key (simulation seed 19883).
+            if rejoining { shareKeys(grants: added.grants, holdings: added.holdings, except: nil) }
+        }
         announceKeys()
     }
 

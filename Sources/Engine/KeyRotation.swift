@@ -7,7 +7,8 @@ import Peer
 /// The rule, the same on every device so that they agree without talking about it: the
 /// household's key is the newest one any device knows of. It is unsafe when a removed device
 /// may hold it (the first key once anyone is removed; a rotated key sealed to, or held by, a
-/// removed device). An unsafe key is replaced by a new one sealed to every remaining member;
+/// removed device). An unsafe key, or one that is newer than this device's unsafe key but not
+/// sealed to it, is replaced by a new one sealed to every remaining member;
 /// two devices doing so at once make two keys of the same epoch, and the order of
 /// `KeyVersion` picks the same winner everywhere.
 enum KeyRotation {
@@ -69,11 +70,19 @@ enum KeyRotation {
             plan.steps.append(.hold(current))
         }
         let newest = ([current] + situation.grants.map(\.key) + situation.holdings.map(\.key)).max()!
-        let unsafe = newest.epoch == 0
-            ? !removed.isEmpty
-            : situation.grants.contains { $0.key == newest && removed.contains($0.member) }
-                || situation.holdings.contains { $0.key == newest && removed.contains($0.member) }
-        if unsafe {
+        func mayBeHeldByARemovedDevice(_ key: KeyVersion) -> Bool {
+            key.epoch == 0
+                ? !removed.isEmpty
+                : situation.grants.contains { $0.key == key && removed.contains($0.member) }
+                    || situation.holdings.contains { $0.key == key && removed.contains($0.member) }
+        }
+        // A newer key that nothing here brings to this device (no grant is sealed to it: its
+        // holders may be gone for good, as a wiped device is; simulation seed 19883) cannot
+        // stand in for an unsafe key this device holds: waiting for it would keep the unsafe
+        // key in use for as long as they stay away.
+        let stranded = newest != current && mayBeHeldByARemovedDevice(current)
+            && !situation.grants.contains { $0.key == newest && $0.member == situation.me }
+        if mayBeHeldByARemovedDevice(newest) || stranded {
             // Devices that never said what they hold run a release without rotation.
             let taking = Set(situation.holdings.map(\.member)).union([situation.me])
             let behind = live.filter { !taking.contains($0.publicKey) }

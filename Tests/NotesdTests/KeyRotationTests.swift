@@ -106,6 +106,30 @@ import Testing
         try home.wait("carol says it holds the current key", on: alice) { $0.keyEpochs()[carol.identity.deviceID.description] == 1 }
     }
 
+    /// A removed device invited back is given the grants of the inviter's new key, among them
+    /// one sealed to a member the inviter cannot reach; it passes them on to that member,
+    /// which it syncs with, and which could otherwise learn of the key (from the returning
+    /// device's holding) with nothing to open it (simulation seed 19883).
+    @Test func aDeviceInvitedBackPassesOnTheGrantsItWasGiven() throws {
+        let home = try TestHousehold(["alice", "bob", "carol"], discovery: true)
+        let (alice, bob, carol) = (home["alice"], home["bob"], home["carol"])
+        try home.pair(bob, with: alice)
+        try home.pair(carol, with: alice)
+        try home.wait("every member has said which key it holds", on: bob) { $0.keyEpochs().count == 3 }
+        // Alice removes carol while she reaches neither: bob and carol go on syncing, on the
+        // first key, knowing nothing of it.
+        for other in [bob, carol] { home.lan.partitions.insert(VirtualLAN.pair(alice.index, other.index)) }
+        _ = try home.run(alice) { try $0.devicesRemove(DeviceRemoveParams(device: "carol")) }
+        let newKey = try #require(alice.core?.household.current.version)
+        #expect(newKey.epoch == 1)
+        home.lan.partitions.remove(VirtualLAN.pair(alice.index, carol.index))
+        try home.wait("carol hears from alice that she was removed", on: carol) { $0.removedFromHousehold != nil }
+        #expect(carol.core?.peerStatuses().first { $0.name == "bob" }?.connected == true, "carol still syncs with bob")
+        let code = try home.run(alice) { try $0.invite().code }
+        _ = try home.join(carol, code: code, address: alice)
+        try home.wait("bob, still cut off from alice, takes her key through carol", on: bob) { $0.household.current.version == newKey }
+    }
+
     /// A member whose notesd advertises no key rotation (release 0.1) holds the rotation
     /// back, and `status` says who and what to do; nothing new is sent to it.
     @Test func aMemberOfTheFirstReleaseMakesTheRotationWaitAndStatusSaysSo() throws {
@@ -156,6 +180,25 @@ import Testing
         let holdings = [KeyHolding(member: Self.me, key: low), KeyHolding(member: Self.bob, key: high)]
         let plan = KeyRotation.plan(.init(me: Self.me, members: members, grants: grants, holdings: holdings, held: [low, Self.first]))
         #expect(plan.steps == [.mint(epoch: 2, members: [Self.me, Self.bob])], "the winner is `high`, which carol holds")
+    }
+
+    /// A newer key this device hears of but that is not sealed to it (its holders may never
+    /// come back: simulation seed 19883) does not keep an unsafe key in use: a key at the next
+    /// epoch replaces both. Sealed to it, the newer key is waited for (it is taken as soon as
+    /// it opens).
+    @Test func aNewerKeyNotSealedToThisDeviceDoesNotKeepItsUnsafeKeyInUse() {
+        let newer = KeyVersion(epoch: 1, fingerprint: [UInt8](repeating: 4, count: 16))
+        let members = [member(Self.me, "me"), member(Self.bob, "bob"), member(Self.carol, "carol", revoked: true)]
+        let holdings = [KeyHolding(member: Self.me, key: Self.first), KeyHolding(member: Self.bob, key: Self.first), KeyHolding(member: Self.bob, key: newer)]
+        let stranded = KeyRotation.plan(.init(
+            me: Self.me, members: members, grants: [KeyGrant(key: newer, member: Self.bob, sealed: [])], holdings: holdings, held: [Self.first]))
+        #expect(stranded.steps == [.mint(epoch: 2, members: [Self.me, Self.bob])])
+        let sealedToMe = KeyRotation.plan(.init(
+            me: Self.me, members: members, grants: [KeyGrant(key: newer, member: Self.me, sealed: [])], holdings: holdings, held: [Self.first]))
+        #expect(sealedToMe == KeyRotation.Plan(status: .waitingForKey(newer)))
+        let safe = KeyRotation.plan(.init(
+            me: Self.me, members: members.dropLast(), grants: [], holdings: holdings, held: [Self.first]))
+        #expect(safe == KeyRotation.Plan(status: .waitingForKey(newer)), "with nobody removed, the key held is safe and the newer one is waited for")
     }
 
     @Test func olderKeysAreDroppedOnceEveryMemberHoldsTheCurrentOneAndAJoinerIsSealedIn() {

@@ -1,5 +1,5 @@
 import Control
-import Engine
+@testable import Engine
 import EngineHarness
 import Foundation
 import Merge
@@ -302,9 +302,15 @@ final class Simulation {
             for node in nodes where !isMember(node) || node.core?.lockedOutOfHousehold == true {
                 // A removed device that has not yet heard so refuses to join another household.
                 // The anchor itself locked out (it restored a backup from before it rotated
-                // the key alone, seed 16952) is invited by another device, as a person would.
-                let inviter = node !== anchor ? anchor
-                    : nodes.first { $0 !== anchor && $0.isUp && $0.core?.removedFromHousehold == nil && $0.core?.lockedOutOfHousehold == false }
+                // the key alone, seed 16952) is invited by another device of its household, as
+                // a person would; not by a device that never joined it (seed 2725: the anchor's
+                // only other member was a wiped device's old identity, and a fresh device at
+                // the same address dropped its handshake), which the anchor invites instead.
+                let inviter = node !== anchor ? anchor : nodes.first { other in
+                    guard other !== anchor, other.isUp, let core = other.core, core.removedFromHousehold == nil, !core.lockedOutOfHousehold else { return false }
+                    return core.household.householdID == anchor.core?.household.householdID
+                        && anchor.core?.deviceInfos().contains { $0.id == other.identity.deviceID.description && !$0.revoked } == true
+                }
                 if let inviter { _ = try pair(node, inviter: inviter, wait: true) }
             }
         }
@@ -317,6 +323,20 @@ final class Simulation {
     }
 
     // MARK: - Checks
+
+    /// Each device's key state, roster and key sets, by short device id: what a failure about
+    /// household keys is read from.
+    func keyReport() -> [String] {
+        func short(_ publicKey: [UInt8]) -> String { DevicePublicKey(bytes: publicKey)?.deviceID.short ?? "?" }
+        return lan.nodes.map { node in
+            guard let core = node.core else { return "\(node.name): down" }
+            let roster = ((try? core.replica.listDevices()) ?? []).map { "\($0.device.name) \(short($0.device.publicKey))\($0.device.revoked ? " (removed)" : "")" }
+            let grants = ((try? core.replica.keyGrants()) ?? []).map { "\($0.key) to \(short($0.member))" }
+            let holdings = ((try? core.replica.keyHoldings()) ?? []).map { "\($0.key) at \(short($0.member))" }
+            return "\(node.name): \(core.householdKeyState().message); roster \(roster.joined(separator: ", ")); "
+                + "grants \(grants.joined(separator: ", ")); holdings \(holdings.joined(separator: ", "))"
+        }
+    }
 
     /// The most dials a device may average per virtual minute over a run. The engine backs
     /// off from about a second per target: the busiest device of seeds 1–30 averaged 54 a
@@ -359,7 +379,7 @@ final class Simulation {
         let revoked = Set(roster.filter(\.device.revoked).map(\.device.publicKey))
         let sealedTo = try replicas[0].keyGrants().filter { $0.key == key }.map(\.member)
         guard key.epoch > 0 || revoked.isEmpty, !sealedTo.contains(where: revoked.contains) else {
-            throw failure("the household key \(key) may be held by a removed device")
+            throw failure("the household key \(key) may be held by a removed device\n  " + keyReport().joined(separator: "\n  "))
         }
         // No lost text.
         let library = replicas[0]

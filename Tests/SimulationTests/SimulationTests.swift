@@ -123,7 +123,18 @@ import TestSupport
     /// device had. Locked out, it was invited again by node0 — itself: the engine admitted
     /// a device to itself, and the harness always invited through node0. Now a device
     /// refuses its own invite, and a locked-out node0 is invited by another member.
-    @Test(arguments: [UInt64(13738), 16952]) func aSeedThatOnceFailedNowPasses(seed: UInt64) async throws {
+    /// 2725 (the run of `b2fe3dc`): node0's only other member was node2's old identity, and
+    /// the fresh node2 at its address dropped node0's handshake, so node0 said it was locked
+    /// out; the harness had it join node2's new household, whose first key the invariant took
+    /// for one a removed device may hold. A locked-out node0 is now invited only by a device of
+    /// its own household; here node0 invites the others.
+    /// 19883 (the same run): node1, removed by node2 and invited back, was given node2's newer
+    /// key with the grants sealed to node0, but passed on only its holding to node0, with which
+    /// it was syncing; then node1 and node2 were wiped. node0 knew a newer key existed, which
+    /// nothing could bring it, and waited for it forever on a key a removed device held. A
+    /// device invited back now passes the grants on, and a device whose key is unsafe replaces
+    /// a newer key that is not sealed to it.
+    @Test(arguments: [UInt64(13738), 16952, 2725, 19883]) func aSeedThatOnceFailedNowPasses(seed: UInt64) async throws {
         try await offThePool {
             let simulation = try Simulation(seed: seed)
             try simulation.run(steps: 150)
