@@ -1,5 +1,5 @@
 import Control
-@testable import Engine
+import Engine
 import EngineHarness
 import Foundation
 import Merge
@@ -306,11 +306,8 @@ final class Simulation {
                 // a person would; not by a device that never joined it (seed 2725: the anchor's
                 // only other member was a wiped device's old identity, and a fresh device at
                 // the same address dropped its handshake), which the anchor invites instead.
-                let inviter = node !== anchor ? anchor : nodes.first { other in
-                    guard other !== anchor, other.isUp, let core = other.core, core.removedFromHousehold == nil, !core.lockedOutOfHousehold else { return false }
-                    return core.household.householdID == anchor.core?.household.householdID
-                        && anchor.core?.deviceInfos().contains { $0.id == other.identity.deviceID.description && !$0.revoked } == true
-                }
+                let inviter = node !== anchor ? anchor
+                    : nodes.first { $0 !== anchor && $0.isUp && isMember($0) && $0.core?.lockedOutOfHousehold == false }
                 if let inviter { _ = try pair(node, inviter: inviter, wait: true) }
             }
         }
@@ -333,7 +330,7 @@ final class Simulation {
             let roster = ((try? core.replica.listDevices()) ?? []).map { "\($0.device.name) \(short($0.device.publicKey))\($0.device.revoked ? " (removed)" : "")" }
             let grants = ((try? core.replica.keyGrants()) ?? []).map { "\($0.key) to \(short($0.member))" }
             let holdings = ((try? core.replica.keyHoldings()) ?? []).map { "\($0.key) at \(short($0.member))" }
-            return "\(node.name): \(core.householdKeyState().message); roster \(roster.joined(separator: ", ")); "
+            return "\(node.name): \(core.householdInfo().key?.message ?? "no household"); roster \(roster.joined(separator: ", ")); "
                 + "grants \(grants.joined(separator: ", ")); holdings \(holdings.joined(separator: ", "))"
         }
     }
