@@ -163,20 +163,6 @@ import TestSupport
         try expectConverged([a, b])
     }
 
-    @Test func blocksNobodyUsesAreDroppedOnceSyncIsIdle() throws {
-        _ = try a.createNote(title: "Kept", body: paragraphs(["a block in use"]), now: 1_000)
-        try pull(into: b, from: a)
-        // Blocks a peer sent for an entry that never came, or that nobody asked for.
-        let stray = Block.paragraph("sent, never used").encoded()
-        try b.storeBlocks([stray])
-        func blockCount() throws -> Int64? { try b.database.first("SELECT count(*) FROM blocks") { $0.int(0) } }
-        #expect(try blockCount() == 2)
-        try b.releaseMemory()
-        #expect(try blockCount() == 1, "the stray block is gone, the used one stays")
-        #expect(try b.integrityProblems() == [])
-        try expectConverged([a, b])
-    }
-
     @Test func anEditOfALongNoteTravelsAsBodyEdits() throws {
         let texts = (0..<300).map { "paragraph \($0)" }
         let id = try a.createNote(title: "Long", body: paragraphs(texts), now: 1_000)

@@ -31,7 +31,7 @@ func pull(into receiver: Replica, from sender: Replica, now: UInt64 = 1_000) thr
         let outcome = try receiver.apply(batch, now: now)
         if let need = outcome.need {
             guard case .blocks(let hashes) = need else { throw ReplicaError.invalid("unexpected need: \(need)") }
-            try receiver.storeBlocks(try sender.availableBlocks(hashes, maxBytes: .max))
+            try receiver.storeBlocks(try sender.availableBlocks(hashes, maxBytes: .max, peerHolds: receiver.vector))
         }
         if let rejected = outcome.rejected { throw ReplicaError.invalid(rejected) }
         applied += outcome.applied

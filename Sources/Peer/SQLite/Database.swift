@@ -177,7 +177,7 @@ public final class Database {
 
     /// Brings the schema up to date: runs each migration whose index is at or past
     /// `user_version`, each in its own transaction that also records the new version.
-    public func migrate(_ migrations: [String]) throws {
+    public func migrate(_ migrations: [Migration]) throws {
         let current = try userVersion
         guard current <= migrations.count else {
             throw SQLiteError(
@@ -186,7 +186,8 @@ public final class Database {
         }
         for index in current..<migrations.count {
             try transaction {
-                try execute(migrations[index])
+                try execute(migrations[index].sql)
+                try migrations[index].then?(self)
                 try execute("PRAGMA user_version = \(index + 1)")
             }
         }
@@ -197,6 +198,20 @@ public final class Database {
         let rows = try rows(full ? "PRAGMA integrity_check" : "PRAGMA quick_check") { $0.text(0) }
         return rows == ["ok"] ? [] : rows
     }
+}
+
+/// One step of a schema: SQL, and what must be computed in Swift to finish it (in the same
+/// transaction, so a crash leaves the step either done or not begun).
+public struct Migration: ExpressibleByStringLiteral, Sendable {
+    public let sql: String
+    public let then: (@Sendable (Database) throws -> Void)?
+
+    public init(_ sql: String, then: (@Sendable (Database) throws -> Void)? = nil) {
+        self.sql = sql
+        self.then = then
+    }
+
+    public init(stringLiteral sql: String) { self.init(sql) }
 }
 
 /// SQL text as the statement cache's key, hashed by its length and its first and last eight

@@ -255,13 +255,8 @@ extension Replica {
             else { continue }
             let row = (stored.record, stored.kind, parts.body, stored.purged)
             affected[row.0] = row.1
-            if !row.3 {
-                for hash in Set(row.2) {
-                    try database.run("UPDATE blocks SET refs = refs - 1 WHERE hash = ?1", [.hash(hash)])
-                    try database.run("DELETE FROM blocks WHERE hash = ?1 AND refs <= 0", [.hash(hash)])
-                }
-            }
-            try database.run("DELETE FROM heads WHERE revision = ?1", [.hash(revision)])
+            if !row.3 { try Replica.releaseBlocks(row.2, of: row.0, in: database) }
+            try database.run("DELETE FROM heads WHERE record = ?1 AND revision = ?2", [.record(row.0), .hash(revision)])
             try Replica.detachDeltaChildren(of: revision, record: row.0, in: database)
             try database.run("DELETE FROM revisions WHERE id = ?1", [.hash(revision)])
         }
@@ -295,11 +290,11 @@ extension Replica {
     /// the copy would then read those revisions differently from every other device, which
     /// hold them and so never send them again.
     private static func replaceable(_ revision: RevisionID, in database: Database) throws -> Bool {
-        let tombstone = try database.first("SELECT tombstone FROM revisions WHERE id = ?1", [.hash(revision)]) { $0.int(0) != 0 }
-        guard tombstone == false else { return false }
-        let record = try database.first("SELECT record FROM heads WHERE revision = ?1", [.hash(revision)]) { $0.blob(0) }
-        guard let record else { return false }
-        let heads = try database.first("SELECT count(*) FROM heads WHERE record = ?1", [.blob(record)]) { $0.int(0) } ?? 0
-        return heads == 1
+        let stored = try database.first("SELECT record, tombstone FROM revisions WHERE id = ?1", [.hash(revision)]) {
+            (record: $0.blob(0), tombstone: $0.int(1) != 0)
+        }
+        guard let stored, !stored.tombstone else { return false }
+        let heads = try database.rows("SELECT revision FROM heads WHERE record = ?1", [.blob(stored.record)]) { $0.blob(0) }
+        return heads.count == 1 && heads[0] == revision.bytes
     }
 }

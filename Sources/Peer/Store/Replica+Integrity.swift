@@ -37,8 +37,13 @@ extension Replica {
         ) { $0.int(0) } ?? 0
         if wrongCounts > 0 { problems.append("\(wrongCounts) folder note count(s) kept by the triggers are wrong") }
         // Every revision read as its readers read it (delta chains included): its content
-        // must still hash to its id, and its body's blocks must be stored and counted.
-        var references: [BlockHash: Int64] = [:]
+        // must still hash to its id, and its body's blocks must be stored under its record
+        // and counted.
+        struct RecordBlock: Hashable {
+            let record: RecordID
+            let hash: BlockHash
+        }
+        var references: [RecordBlock: Int64] = [:]
         var (unreadable, misnamed) = (0, 0)
         let records = try database.rows("SELECT DISTINCT record FROM revisions") { RecordID(bytes: $0.blob(0))! }
         for record in records {
@@ -48,20 +53,23 @@ extension Replica {
             }
             for row in rows where !row.purged {
                 if Sodium.hash256(row.data) != row.id { misnamed += 1 }
-                for hash in Set(row.body) { references[hash, default: 0] += 1 }
+                for hash in Set(row.body) { references[RecordBlock(record: record, hash: hash), default: 0] += 1 }
             }
         }
         if unreadable > 0 { problems.append("the stored revisions of \(unreadable) record(s) cannot be read") }
         if misnamed > 0 { problems.append("\(misnamed) revision(s) no longer hash to their id") }
-        var stored: [BlockHash: Int64] = [:]
-        try database.statement("SELECT hash, refs FROM blocks").forEach { row in stored[Hash256(bytes: row.blob(0))!] = row.int(1) }
+        var stored: [RecordBlock: Int64] = [:]
+        try database.statement("SELECT record, hash, refs FROM blocks").forEach { row in
+            stored[RecordBlock(record: RecordID(bytes: row.blob(0))!, hash: Hash256(bytes: row.blob(1))!)] = row.int(2)
+        }
         let missing = references.keys.filter { stored[$0] == nil }
         if !missing.isEmpty { problems.append("\(missing.count) block(s) used by revisions are missing") }
-        let miscounted = references.filter { hash, uses in stored[hash].map { $0 != uses } ?? false }
+        let miscounted = references.filter { block, uses in stored[block].map { $0 != uses } ?? false }
         if !miscounted.isEmpty { problems.append("\(miscounted.count) block(s) have a wrong reference count") }
         try database.statement("SELECT id, body FROM notes").forEach { row in
-            if Self.hashes(row.blob(1)).contains(where: { stored[$0] == nil }) {
-                problems.append("note \(RecordID(bytes: row.blob(0))!) shows a block that is not stored")
+            let note = RecordID(bytes: row.blob(0))!
+            if Self.hashes(row.blob(1)).contains(where: { stored[RecordBlock(record: note, hash: $0)] == nil }) {
+                problems.append("note \(note) shows a block that is not stored")
             }
         }
         return problems

@@ -224,10 +224,10 @@ extension Replica {
             try database.run("UPDATE log SET revision = ?1 WHERE replica = ?2 AND seq = ?3", [
                 .hash(encoded.id), .record(dot.replica.raw), .integer(Int64(dot.seq)),
             ])
-            try database.run("DELETE FROM heads WHERE revision = ?1", [.hash(head.id)])
+            try database.run("DELETE FROM heads WHERE record = ?1 AND revision = ?2", [.record(record), .hash(head.id)])
             try Self.detachDeltaChildren(of: head.id, record: record, in: database)
             try database.run("DELETE FROM revisions WHERE id = ?1", [.hash(head.id)])
-            try releaseBlocks(head.body)
+            try releaseBlocks(head.body, of: record)
             try advanceHeads(record: record, kind: content.kind, parents: [], to: encoded.id)
             try materialize(record, kind: content.kind, stored: encoded)
             return

@@ -70,7 +70,7 @@ extension Replica {
                 if let wanted = filter.folder, wanted != shown { return true }
                 let title = row.text(1)
                 if let needle, !title.lowercased().contains(needle) {
-                    let text = try blocks(Self.hashes(row.blob(9))).map(\.text).joined(separator: "\n")
+                    let text = try blocks(of: id, Self.hashes(row.blob(9))).map(\.text).joined(separator: "\n")
                     guard text.lowercased().contains(needle) else { return true }
                 }
                 let tags = try database.rows("SELECT tag FROM note_tags WHERE note = ?1", [.record(id)]) { $0.text(0) }

@@ -181,7 +181,7 @@ extension Replica {
     func loadNote(_ row: RevisionRow, hashes: inout [Block: BlockHash]) throws -> Record<Note> {
         guard !row.purged, case .note(let stored) = try RevisionCodec.decodeStored(row.data).content else { return .tombstone }
         guard case .live(let fields) = stored else { return .tombstone }
-        let blocks = try self.blocks(fields.body)
+        let blocks = try self.blocks(of: row.record, fields.body)
         for (block, hash) in zip(blocks, fields.body) { hashes[block] = hash }
         return .live(fields.note(body: blocks))
     }
@@ -214,7 +214,8 @@ extension Replica {
                 let encoded = block.encoded()
                 let hash = RevisionCodec.blockHash(encoded)
                 try database.run(
-                    "INSERT OR IGNORE INTO blocks (hash, refs, data) VALUES (?1, 0, ?2)", [.hash(hash), .blob(encoded)])
+                    "INSERT OR IGNORE INTO blocks (record, hash, refs, data) VALUES (?1, ?2, 0, ?3)",
+                    [.record(id), .hash(hash), .blob(encoded)])
                 body.append(hash)
             }
         }
@@ -307,7 +308,7 @@ extension Replica {
     func purgeContent(of erased: Set<RevisionID>, rows: [RevisionID: RevisionRow]) throws {
         for id in erased.sorted() {
             guard let row = rows[id], !row.purged, !row.tombstone else { continue }
-            try releaseBlocks(row.body)
+            try releaseBlocks(row.body, of: row.record)
             try Self.detachDeltaChildren(of: id, record: row.record, in: database)
             // The body list stays: hashes reveal no text, and edits may be sent against it.
             try database.run("UPDATE revisions SET data = x'', purged = 1 WHERE id = ?1", [.hash(id)])

@@ -77,7 +77,7 @@ extension Replica {
     /// The current state of a live note, or nil when there is none (never was, or purged).
     public func note(_ id: NoteID) throws -> Note? {
         guard let (fields, _) = try noteRow(id) else { return nil }
-        return fields.note(body: try blocks(fields.body))
+        return fields.note(body: try blocks(of: id, fields.body))
     }
 
     func noteRow(_ id: NoteID) throws -> (RevisionCodec.NoteFields<BlockHash>, HLC)? {
@@ -152,7 +152,7 @@ extension Replica {
             if let wanted = filter.folder, wanted != summary.folder { return }
             if let needle {
                 if !summary.title.lowercased().contains(needle) {
-                    let text = try self.blocks(Self.hashes(row.blob(9))).map(\.text).joined(separator: "\n")
+                    let text = try self.blocks(of: id, Self.hashes(row.blob(9))).map(\.text).joined(separator: "\n")
                     guard text.lowercased().contains(needle) else { return }
                 }
             }

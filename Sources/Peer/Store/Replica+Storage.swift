@@ -138,6 +138,10 @@ extension Replica {
     /// Every revision of a record, each delta chain read once (first parents are revisions of
     /// the same record).
     func revisionRows(record: RecordID) throws -> [RevisionRow] {
+        try Self.revisionRows(record: record, in: database)
+    }
+
+    static func revisionRows(record: RecordID, in database: Database) throws -> [RevisionRow] {
         let stored = try database.rows(Self.selectByRecord, [.record(record)], Self.storedRow)
         let byID = Dictionary(stored.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var resolved: [RevisionID: ResolvedParts] = [:]
@@ -219,27 +223,43 @@ extension Replica {
         }
     }
 
-    /// Stores a revision and takes a reference on each block its body uses. `newBlocks` holds
-    /// encoded blocks the store may not have yet; every other body block must already be stored.
-    /// Returns the body hashes that are neither supplied nor stored (then nothing is written).
+    /// Stores a revision and takes a reference on each block its body uses (blocks are kept
+    /// per record: schema migration 10). `newBlocks` holds encoded blocks the store may not
+    /// have yet; every other body block must already be stored under the record, or have come
+    /// ahead in a `blocks` frame (`storeBlocks`).
+    /// Returns the body hashes that are none of these (then nothing is written).
     func insertRevision(
         id: RevisionID, header: RevisionHeader, data: [UInt8], newBlocks: [BlockHash: [UInt8]]
     ) throws -> [BlockHash] {
-        let distinct = Array(Set(header.body))
+        let record = header.record
+        var supplied: [(BlockHash, [UInt8]?)] = []
+        var sentAhead: [BlockHash] = []
         var missing: [BlockHash] = []
-        for hash in distinct where newBlocks[hash] == nil {
-            if try database.first("SELECT 1 FROM blocks WHERE hash = ?1", [.hash(hash)], { _ in true }) == nil {
+        for hash in Set(header.body) {
+            if let encoded = newBlocks[hash] {
+                supplied.append((hash, encoded))
+            } else if try hasBlock(record, hash) {
+                supplied.append((hash, nil))
+            } else if let encoded = sentBlocksAwaitingUse[hash] {
+                supplied.append((hash, encoded))
+                sentAhead.append(hash)
+            } else {
                 missing.append(hash)
             }
         }
         guard missing.isEmpty else { return missing.sorted() }
-        for hash in distinct {
-            if let encoded = newBlocks[hash] {
+        // Taken up: from now on they are the record's (were this transaction rolled back, a
+        // peer would be asked for them again).
+        for hash in sentAhead {
+            sentBlocksAwaitingBytes -= sentBlocksAwaitingUse.removeValue(forKey: hash)?.count ?? 0
+        }
+        for (hash, encoded) in supplied {
+            if let encoded {
                 try database.run(
-                    "INSERT INTO blocks (hash, refs, data) VALUES (?1, 1, ?2) ON CONFLICT(hash) DO UPDATE SET refs = refs + 1",
-                    [.hash(hash), .blob(encoded)])
+                    "INSERT INTO blocks (record, hash, refs, data) VALUES (?1, ?2, 1, ?3) ON CONFLICT(record, hash) DO UPDATE SET refs = refs + 1",
+                    [.record(record), .hash(hash), .blob(encoded)])
             } else {
-                try database.run("UPDATE blocks SET refs = refs + 1 WHERE hash = ?1", [.hash(hash)])
+                try database.run("UPDATE blocks SET refs = refs + 1 WHERE record = ?1 AND hash = ?2", [.record(record), .hash(hash)])
             }
         }
         try insertRow(id: id, header: header, purged: false, form: try storedForm(header, canonical: data))
@@ -264,12 +284,21 @@ extension Replica {
             ])
     }
 
-    /// Drops one reference from each block and deletes the blocks nobody uses any more.
-    func releaseBlocks(_ body: [BlockHash]) throws {
+    /// Drops one reference from each of a revision's blocks and deletes those of the record
+    /// that nothing uses any more.
+    static func releaseBlocks(_ body: [BlockHash], of record: RecordID, in database: Database) throws {
         for hash in Set(body) {
-            try database.run("UPDATE blocks SET refs = refs - 1 WHERE hash = ?1", [.hash(hash)])
-            try database.run("DELETE FROM blocks WHERE hash = ?1 AND refs <= 0", [.hash(hash)])
+            try database.run("UPDATE blocks SET refs = refs - 1 WHERE record = ?1 AND hash = ?2", [.record(record), .hash(hash)])
+            try database.run("DELETE FROM blocks WHERE record = ?1 AND hash = ?2 AND refs <= 0", [.record(record), .hash(hash)])
         }
+    }
+
+    func releaseBlocks(_ body: [BlockHash], of record: RecordID) throws {
+        try Self.releaseBlocks(body, of: record, in: database)
+    }
+
+    func hasBlock(_ record: RecordID, _ hash: BlockHash) throws -> Bool {
+        try database.first("SELECT 1 FROM blocks WHERE record = ?1 AND hash = ?2", [.record(record), .hash(hash)], { _ in true }) ?? false
     }
 
     /// Adds log entry `dot` for `revision` and advances the vector. Entries of one replica
@@ -317,21 +346,41 @@ extension Replica {
         ) { Dot(replica: replicaID, seq: UInt64($0.int(0))) }
     }
 
-    /// Loads one block by hash; nil when it is not stored.
-    func block(_ hash: BlockHash) throws -> Block? {
-        guard let data = try database.first("SELECT data FROM blocks WHERE hash = ?1", [.hash(hash)], { $0.blob(0) }) else {
-            return nil
-        }
-        return try Block(encoded: data)
+    /// One of a record's blocks, encoded; nil when it is not stored.
+    func blockData(_ record: RecordID, _ hash: BlockHash) throws -> [UInt8]? {
+        try database.first("SELECT data FROM blocks WHERE record = ?1 AND hash = ?2", [.record(record), .hash(hash)], { $0.blob(0) })
     }
 
-    func blocks(_ hashes: [BlockHash]) throws -> [Block] {
+    /// A record's blocks (a note's body, as a revision or the materialised note names them).
+    func blocks(of record: RecordID, _ hashes: [BlockHash]) throws -> [Block] {
         try hashes.map { hash in
-            guard let block = try block(hash) else {
-                throw ReplicaError.invalid("block \(hash.short) is missing from the store; run `notesctl status` and resync")
+            guard let data = try blockData(record, hash) else {
+                throw ReplicaError.invalid("block \(hash.short) of \(record) is missing from the store; run `notesctl check`")
             }
-            return block
+            return try Block(encoded: data)
         }
+    }
+
+    /// Schema migration 10: fills the blocks table keyed by record from the one keyed by hash
+    /// (`blocks_by_hash`), counting each block's uses among its record's revisions as
+    /// `insertRevision` does. A block the materialised note shows that no revision uses (the
+    /// merge composed it) is kept with no reference, as `writeNote` keeps it.
+    static func keyBlocksByRecord(in database: Database) throws {
+        let records = try database.rows("SELECT DISTINCT record FROM revisions ORDER BY record") { RecordID(bytes: $0.blob(0))! }
+        for record in records {
+            var uses: [BlockHash: Int64] = [:]
+            for row in try revisionRows(record: record, in: database) where !row.purged {
+                for hash in Set(row.body) { uses[hash, default: 0] += 1 }
+            }
+            let shown = try database.first("SELECT body FROM notes WHERE id = ?1", [.record(record)]) { hashes($0.blob(0)) } ?? []
+            for hash in shown where uses[hash] == nil { uses[hash] = 0 }
+            for (hash, refs) in uses.sorted(by: { $0.key < $1.key }) {
+                try database.run(
+                    "INSERT INTO blocks (record, hash, refs, data) SELECT ?1, hash, ?3, data FROM blocks_by_hash WHERE hash = ?2",
+                    [.record(record), .hash(hash), .integer(refs)])
+            }
+        }
+        try database.execute("DROP TABLE blocks_by_hash")
     }
 }
 

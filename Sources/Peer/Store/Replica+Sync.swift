@@ -73,7 +73,7 @@ extension Replica {
         var added: [BlockHash] = []
         var seen = Set<BlockHash>()
         for hash in row.body where !inherited.contains(hash) && seen.insert(hash).inserted { added.append(hash) }
-        let blocks = try blockData(added)
+        let blocks = try blockData(added, of: row.record)
         let full = EntryPayload(dot: dot, revision: id, content: .full(data: row.data, blocks: blocks))
         // A note edit travels as edits to its first parent's body when that is smaller: the
         // receiver holds that parent (parents come first) and its body list (kept even when purged).
@@ -85,40 +85,73 @@ extension Replica {
         return edited.approximateSize < full.approximateSize ? edited : full
     }
 
-    /// The encoded blocks for `hashes`; throws when one is not stored.
-    public func blockData(_ hashes: [BlockHash]) throws -> [[UInt8]] {
+    /// The encoded blocks of `record` for `hashes`; throws when one is not stored.
+    public func blockData(_ hashes: [BlockHash], of record: RecordID) throws -> [[UInt8]] {
         try hashes.map { hash in
-            guard let data = try database.first("SELECT data FROM blocks WHERE hash = ?1", [.hash(hash)], { $0.blob(0) }) else {
-                throw ReplicaError.invalid("block \(hash.short) is not stored here")
+            guard let data = try blockData(record, hash) else {
+                throw ReplicaError.invalid("block \(hash.short) of \(record) is not stored here")
             }
             return data
         }
     }
 
-    /// The blocks among `hashes` that are stored here (for answering a peer's `need`).
-    public func availableBlocks(_ hashes: [BlockHash], maxBytes: Int) throws -> [[UInt8]] {
-        var found: [[UInt8]] = []
+    /// The blocks among `hashes` that are stored here, for answering a peer's `need`.
+    /// A `needBlocks` frame names hashes only, and blocks are kept per record: the peer asks
+    /// for the blocks of the first entry it could not apply, which is, for some replica, the
+    /// entry after what it holds (`peerHolds`); so those entries' records are looked in first.
+    /// A hash found under none of them is looked for in the whole table (a scan of its index,
+    /// so it costs what the library holds; it should not happen).
+    public func availableBlocks(_ hashes: [BlockHash], maxBytes: Int, peerHolds: VersionVector) throws -> [[UInt8]] {
+        var records: [RecordID] = []
+        for (replica, ours) in vector.counters.sorted(by: { $0.key < $1.key }) where ours > peerHolds[replica] {
+            let next = peerHolds[replica] + 1
+            let record = try database.first(
+                "SELECT r.record FROM log l JOIN revisions r ON r.id = l.revision WHERE l.replica = ?1 AND l.seq = ?2",
+                [.record(replica.raw), .integer(Int64(next))]) { RecordID(bytes: $0.blob(0))! }
+            if let record, !records.contains(record) { records.append(record) }
+        }
+        var found: [BlockHash: [UInt8]] = [:]
+        for hash in hashes {
+            for record in records {
+                if let data = try blockData(record, hash) {
+                    found[hash] = data
+                    break
+                }
+            }
+        }
+        let unplaced = Set(hashes).subtracting(found.keys)
+        if !unplaced.isEmpty {
+            try database.statement("SELECT record, hash FROM blocks").forEach { row in
+                let hash = Hash256(bytes: row.blob(1))!
+                guard unplaced.contains(hash), found[hash] == nil else { return }
+                found[hash] = try blockData(RecordID(bytes: row.blob(0))!, hash)
+            }
+        }
+        var answer: [[UInt8]] = []
         var bytes = 0
         for hash in hashes {
-            guard let data = try database.first("SELECT data FROM blocks WHERE hash = ?1", [.hash(hash)], { $0.blob(0) }) else { continue }
-            if !found.isEmpty, bytes + data.count > maxBytes { break }
-            found.append(data)
+            guard let data = found[hash] else { continue }
+            if !answer.isEmpty, bytes + data.count > maxBytes { break }
+            answer.append(data)
             bytes += data.count
         }
-        return found
+        return answer
     }
 
-    /// Stores blocks a peer sent in answer to a `need`. They wait, unreferenced, until the
-    /// entry that uses them is applied.
+    /// At most this many bytes of blocks wait in memory for their entries (`storeBlocks`):
+    /// a peer sends a large note's blocks just ahead of it, and answers a `need` with at most
+    /// a window of batches; beyond this, blocks are dropped and asked for again if needed.
+    static let awaitingBlocksLimit = 64 * 1_048_576
+
+    /// Keeps blocks a peer sent ahead of an entry, or in answer to a `need`, until the entry
+    /// that uses them is applied (`insertRevision` takes them from here).
     public func storeBlocks(_ encodedBlocks: [[UInt8]]) throws {
-        try write {
-            for encoded in encodedBlocks {
-                _ = try Block(encoded: encoded)
-                let hash = RevisionCodec.blockHash(encoded)
-                sentBlocksAwaitingUse.insert(hash)
-                try database.run(
-                    "INSERT OR IGNORE INTO blocks (hash, refs, data) VALUES (?1, 0, ?2)", [.hash(hash), .blob(encoded)])
-            }
+        for encoded in encodedBlocks {
+            _ = try Block(encoded: encoded)
+            let hash = RevisionCodec.blockHash(encoded)
+            guard sentBlocksAwaitingUse[hash] == nil, sentBlocksAwaitingBytes + encoded.count <= Self.awaitingBlocksLimit else { continue }
+            sentBlocksAwaitingUse[hash] = encoded
+            sentBlocksAwaitingBytes += encoded.count
         }
     }
 
@@ -159,7 +192,7 @@ extension Replica {
     }
 
     /// Gives memory and disk back once the replica is idle again (an idle daemon stays small):
-    /// drops blocks stored for entries that never came (a catch-up cut short, or blocks nobody
+    /// drops blocks kept for entries that never came (a catch-up cut short, or blocks nobody
     /// asked for); after a catch-up, checkpoints and truncates the WAL and restores the small
     /// page cache; always drops SQLite's other caches and, in the daemon (`tuneHeapForDaemon`),
     /// the heap pages a big batch left behind.
@@ -168,14 +201,8 @@ extension Replica {
     /// catch-ups was tried, and a daemon that served one and then 300 edits idled 2.4 MiB
     /// larger (24.6 MiB, at the 25 MB target), for ~0.5 ms saved per edit.
     public func releaseMemory() throws {
-        if !sentBlocksAwaitingUse.isEmpty {
-            try write {
-                for hash in sentBlocksAwaitingUse.sorted() {
-                    try database.run("DELETE FROM blocks WHERE hash = ?1 AND refs = 0", [.hash(hash)])
-                }
-            }
-            sentBlocksAwaitingUse = []
-        }
+        sentBlocksAwaitingUse = [:]
+        sentBlocksAwaitingBytes = 0
         if catchingUp {
             catchingUp = false
             try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")

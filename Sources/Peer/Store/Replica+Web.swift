@@ -54,7 +54,7 @@ extension Replica {
         // U+0002 and U+0003 mark the matches in snippets: a note's own are dropped, so a note
         // cannot fake a highlight.
         func unmarked(_ text: String) -> String { text.filter { $0 != "\u{2}" && $0 != "\u{3}" } }
-        let text = try blocks(body).map(\.text).joined(separator: "\n")
+        let text = try blocks(of: id, body).map(\.text).joined(separator: "\n")
         try removeFromSearch(id)
         try database.run("INSERT INTO note_search (note, title, body) VALUES (?1, ?2, ?3)", [.record(id), .text(unmarked(title)), .text(unmarked(text))])
         let doc = try database.first("SELECT last_insert_rowid()") { $0.int(0) } ?? 0

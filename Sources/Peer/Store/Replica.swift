@@ -41,10 +41,12 @@ public final class Replica {
     /// What the write in progress has changed so far.
     var pendingChanges = Changes()
     let randomBytes: (Int) -> [UInt8]
-    /// Blocks peers sent (`storeBlocks`) since the last `releaseMemory`: those no revision
-    /// took up by then are dropped. Only these: a merged note may point at blocks of its own
-    /// with no revision reference.
-    var sentBlocksAwaitingUse = Set<BlockHash>()
+    /// Blocks peers sent ahead of the entries that use them (`storeBlocks`), by hash, kept in
+    /// memory: a `blocks` frame does not say which record they belong to, and blocks are
+    /// stored per record. Taken up by `insertRevision`; dropped by `releaseMemory`.
+    var sentBlocksAwaitingUse: [BlockHash: [UInt8]] = [:]
+    /// The bytes of `sentBlocksAwaitingUse` (capped at `awaitingBlocksLimit`).
+    var sentBlocksAwaitingBytes = 0
     /// A catch-up's page cache and checkpoint interval are in force (see `enterCatchUp`).
     var catchingUp = false
     /// Inside `deferringSearchIndex`: notes materialised go to `search_pending`, as in a catch-up.

@@ -1,7 +1,7 @@
 /// The replica's schema, one migration per `user_version` step. Never edit a shipped
 /// migration: add the next one.
 enum Schema {
-    static let migrations: [String] = [
+    static let migrations: [Migration] = [
         // 1: the revision DAG, blocks, log, version vector, heads and materialised state.
         """
         CREATE TABLE meta (
@@ -234,5 +234,34 @@ enum Schema {
             PRIMARY KEY (member, fingerprint)
         ) WITHOUT ROWID;
         """,
+        // 10: no index keyed by a hash alone on the write path of a catch-up or an import
+        // (docs/decisions.md, "Blocks keyed by record"). Blocks are keyed by the record whose
+        // revisions use them, then hash: record ids are UUIDv7, so new notes append to the
+        // index instead of landing on random pages of it (which every commit then rewrote, so
+        // the bytes written grew with the square of the library). A block two notes share is
+        // stored once per note. Heads lose their index by revision (and the foreign key that
+        // needed it): every statement on heads names the record. The blocks' references are
+        // counted again per record in Swift (`Replica.keyBlocksByRecord`).
+        Migration(
+            """
+            ALTER TABLE blocks RENAME TO blocks_by_hash;
+            CREATE TABLE blocks (
+                record BLOB NOT NULL,
+                hash BLOB NOT NULL,
+                refs INTEGER NOT NULL,
+                data BLOB NOT NULL,
+                UNIQUE (record, hash)
+            );
+            CREATE TABLE heads_by_record (
+                record BLOB NOT NULL,
+                revision BLOB NOT NULL,
+                kind INTEGER NOT NULL,
+                PRIMARY KEY (record, revision)
+            ) WITHOUT ROWID;
+            INSERT INTO heads_by_record (record, revision, kind) SELECT record, revision, kind FROM heads;
+            DROP TABLE heads;
+            ALTER TABLE heads_by_record RENAME TO heads;
+            """,
+            then: Replica.keyBlocksByRecord),
     ]
 }

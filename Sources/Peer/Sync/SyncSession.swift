@@ -8,7 +8,7 @@ public protocol SyncStore: AnyObject {
     func entries(missingFrom peer: VersionVector, maxCount: Int, maxBytes: Int) throws -> [EntryPayload]
     func apply(_ entries: [EntryPayload], now: UInt64) throws -> ApplyOutcome
     /// The encodings of the blocks held among `hashes`, in order, until `maxBytes` is reached.
-    func availableBlocks(_ hashes: [BlockHash], maxBytes: Int) throws -> [[UInt8]]
+    func availableBlocks(_ hashes: [BlockHash], maxBytes: Int, peerHolds: VersionVector) throws -> [[UInt8]]
     func storeBlocks(_ encodedBlocks: [[UInt8]]) throws
 }
 
@@ -325,7 +325,8 @@ public struct SyncSession {
                 // a peer still missing some after applying what came asks again.
                 var seen = Set<BlockHash>()
                 let distinct = hashes.filter { seen.insert($0).inserted }
-                let blocks = try store.availableBlocks(distinct, maxBytes: configuration.maxBatchBytes * configuration.window)
+                let blocks = try store.availableBlocks(
+                    distinct, maxBytes: configuration.maxBatchBytes * configuration.window, peerHolds: running.sender.ackedVector)
                 for chunk in chunks(blocks) { output.frames.append(.blocks(chunk)) }
             case .blocks(let blocks):
                 try store.storeBlocks(blocks)

@@ -1,0 +1,130 @@
+import Foundation
+import Merge
+import Testing
+@testable import Peer
+import TestSupport
+
+/// Blocks kept per record (schema migration 10, docs/decisions.md "Blocks keyed by record"):
+/// the migration of a library stored by hash, a peer's `need` answered without an index by
+/// hash, and blocks sent ahead of their entry.
+@Suite struct BlocksByRecordTests {
+    let directory: TemporaryDirectory
+    let a: Replica, b: Replica
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        a = try Replica(path: directory.file("a.db"), randomBytes: SeededBytes.source(seed: 1))
+        b = try Replica(path: directory.file("b.db"), randomBytes: SeededBytes.source(seed: 2))
+    }
+
+    /// Puts a database of schema 10 back as schema 9 left it: blocks unique by hash, each
+    /// counting the revisions of every record that use it, and heads indexed by revision.
+    static let undoMigration10 = """
+        CREATE TABLE blocks_before (hash BLOB NOT NULL UNIQUE, refs INTEGER NOT NULL, data BLOB NOT NULL);
+        INSERT INTO blocks_before (hash, refs, data) SELECT hash, sum(refs), data FROM blocks GROUP BY hash ORDER BY min(rowid);
+        DROP TABLE blocks; ALTER TABLE blocks_before RENAME TO blocks;
+        CREATE TABLE heads_before (
+            record BLOB NOT NULL, revision BLOB NOT NULL REFERENCES revisions(id), kind INTEGER NOT NULL,
+            PRIMARY KEY (record, revision)) WITHOUT ROWID;
+        INSERT INTO heads_before (record, revision, kind) SELECT record, revision, kind FROM heads;
+        DROP TABLE heads; ALTER TABLE heads_before RENAME TO heads;
+        CREATE INDEX heads_by_revision ON heads(revision);
+        """
+
+    private func bodies(_ replica: Replica) throws -> [NoteID: [Block]] {
+        var bodies: [NoteID: [Block]] = [:]
+        for row in try replica.listNotes(NoteFilter()) + replica.listNotes(NoteFilter(trashed: true)) {
+            bodies[row.id] = try replica.note(row.id)?.body
+        }
+        return bodies
+    }
+
+    private func rows(_ database: Database, _ sql: String) throws -> Int64 {
+        try database.first(sql) { $0.int(0) } ?? -1
+    }
+
+    @Test func migratingALibraryStoredByHashKeepsEveryNoteAndCountsUsesPerRecord() throws {
+        let shared = "a paragraph two notes share"
+        let first = try a.createNote(title: "First", body: paragraphs([shared, "first's own"]), now: 1_000)
+        _ = try a.createNote(title: "Second", body: paragraphs([shared, "second's own"]), now: 1_000)
+        let gone = try a.createNote(title: "Gone", body: paragraphs([shared, "secret"]), now: 1_000)
+        try a.markOffered()
+        try a.editNote(first, NoteEdit(body: paragraphs([shared, "first's own, edited"])), now: 2_000)
+        try a.purgeNote(gone, now: 3_000)
+        // A conflict copy: its record shares the losing version's blocks.
+        try syncAll([a, b])
+        try a.editNote(first, NoteEdit(body: paragraphs(["from a", "first's own, edited"])), now: 4_000)
+        try b.editNote(first, NoteEdit(body: paragraphs(["from b", "first's own, edited"])), now: 4_500)
+        try syncAll([a, b])
+        #expect(try a.listNotes(NoteFilter(conflictCopies: true)).count == 1)
+        let before = try bodies(a)
+
+        let path = directory.file("schema9.db")
+        try a.database.execute("VACUUM INTO '\(path)'")
+        do {
+            let older = try Database(path: path)
+            try older.execute(Self.undoMigration10 + "PRAGMA user_version = 9;")
+            #expect(try rows(older, "SELECT count(*) FROM blocks WHERE data = (SELECT data FROM blocks WHERE refs > 1 LIMIT 1)") == 1)
+        }
+        let migrated = try Replica(path: path)
+        #expect(try migrated.database.userVersion == Schema.migrations.count)
+        #expect(try bodies(migrated) == before)
+        #expect(try migrated.integrityProblems() == [])
+        let leftovers = "SELECT count(*) FROM sqlite_schema WHERE name IN ('blocks_by_hash', 'heads_by_revision', 'heads_by_record')"
+        #expect(try rows(migrated.database, leftovers) == 0)
+        // The shared paragraph is now each live note's own (the purged note gave its up), and
+        // the store matches, row for row, the one the same history builds under schema 10.
+        let keyed = "SELECT group_concat(hex(record) || hex(hash) || refs, ',') FROM (SELECT * FROM blocks ORDER BY record, hash)"
+        #expect(try migrated.database.first(keyed) { $0.text(0) } == a.database.first(keyed) { $0.text(0) })
+        let sharedHash = RevisionCodec.blockHash(Block.paragraph(shared).encoded())
+        let holders = try migrated.database.first("SELECT count(*) FROM blocks WHERE hash = ?1", [.hash(sharedHash)]) { $0.int(0) }
+        #expect(holders == 2)
+    }
+
+    @Test func aNeedIsAnsweredFromTheEntryThePeerLacksOrElseFromAnyRecord() throws {
+        _ = try a.createNote(title: "Older", body: paragraphs(["older text"]), now: 1_000)
+        let id = try a.createNote(title: "Wanted", body: paragraphs(["one", "two"]), now: 1_000)
+        try pull(into: b, from: a)
+        let hashes = paragraphs(["one", "two"]).map { RevisionCodec.blockHash($0.encoded()) }
+        let expected = paragraphs(["one", "two"]).map { $0.encoded() }
+        // The peer holds the first note only: the second's entry is the one it lacks.
+        let holdsFirst = VersionVector([a.replicaID: 1])
+        #expect(try a.availableBlocks(hashes, maxBytes: .max, peerHolds: holdsFirst) == expected)
+        // A peer claiming to hold everything still gets them, from a scan of the blocks.
+        #expect(try a.availableBlocks(hashes, maxBytes: .max, peerHolds: a.vector) == expected)
+        #expect(try a.availableBlocks([Hash256(bytes: [UInt8](repeating: 7, count: 32))!], maxBytes: .max, peerHolds: holdsFirst) == [])
+        #expect(try b.note(id)?.body == paragraphs(["one", "two"]))
+    }
+
+    @Test func blocksSentAheadWaitInMemoryUntilTheirEntryTakesThemUp() throws {
+        let id = try a.createNote(title: "Long", body: paragraphs(["ahead one", "ahead two"]), now: 1_000)
+        let entries = try a.entries(missingFrom: b.vector)
+        guard case .full(let data, let blocks) = try #require(entries.first).content else {
+            Issue.record("expected a whole entry")
+            return
+        }
+        // As the session sends a large note: its blocks first, then the entry without them.
+        try b.storeBlocks(blocks + [Block.paragraph("sent, never used").encoded()])
+        #expect(try rows(b.database, "SELECT count(*) FROM blocks") == 0, "blocks sent ahead are not stored until used")
+        #expect(b.sentBlocksAwaitingUse.count == 3)
+        let slim = EntryPayload(dot: entries[0].dot, revision: entries[0].revision, content: .full(data: data, blocks: []))
+        let outcome = try b.apply([slim], now: 2_000)
+        #expect(outcome.applied == 1 && outcome.need == nil)
+        #expect(try b.note(id)?.body == paragraphs(["ahead one", "ahead two"]))
+        #expect(b.sentBlocksAwaitingUse.count == 1, "the two used are the note's now")
+        try b.releaseMemory()
+        #expect(b.sentBlocksAwaitingUse.isEmpty && b.sentBlocksAwaitingBytes == 0)
+        #expect(try rows(b.database, "SELECT count(*) FROM blocks") == 2)
+        #expect(try b.integrityProblems() == [])
+    }
+
+    @Test func blocksSentAheadBeyondTheLimitAreLeftToBeAskedForAgain() throws {
+        let big = [UInt8](repeating: 0x61, count: 4 * 1_048_576)
+        let encoded = (0..<(Replica.awaitingBlocksLimit / big.count + 4)).map { index in
+            Block.paragraph(String(decoding: big, as: UTF8.self) + "\(index)").encoded()
+        }
+        try b.storeBlocks(encoded)
+        #expect(b.sentBlocksAwaitingBytes <= Replica.awaitingBlocksLimit)
+        #expect(b.sentBlocksAwaitingUse.count < encoded.count)
+    }
+}
