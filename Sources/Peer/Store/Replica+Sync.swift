@@ -210,6 +210,11 @@ extension Replica {
             try database.execute("PRAGMA cache_size = -2000")
         }
         try database.execute("PRAGMA shrink_memory")
+        Self.releaseFreeHeap()
+    }
+
+    /// Hands the heap's free pages back to the system, in the daemon only (`tuneHeapForDaemon`).
+    public static func releaseFreeHeap() {
         if heapTrimming.load(ordering: .relaxed) { notesd_release_free_heap() }
     }
 

@@ -361,9 +361,11 @@ final class ControlConnection {
 }
 
 /// A first-in first-out queue with O(1) removal at the front (the standard library has no
-/// deque): elements before `head` are spent, and dropped once they are the majority.
+/// deque): slots before `head` are spent, emptied at once (an element popped is released
+/// then, not when the slots are compacted: a connection's spent answers of several MB each
+/// were kept alive that way), and dropped once they are the majority.
 struct FIFO<Element> {
-    private var elements: [Element] = []
+    private var elements: [Element?] = []
     private var head = 0
 
     var isEmpty: Bool { head == elements.count }
@@ -373,9 +375,12 @@ struct FIFO<Element> {
 
     mutating func popFirst() -> Element? {
         guard !isEmpty else { return nil }
-        let element = elements[head]
+        let element = elements[head].take()
         head += 1
-        if head >= 1024 && head * 2 >= elements.count {
+        if isEmpty {
+            elements.removeAll(keepingCapacity: elements.count <= 1024)
+            head = 0
+        } else if head >= 1024 && head * 2 >= elements.count {
             elements.removeFirst(head)
             head = 0
         }

@@ -39,7 +39,17 @@ struct EngineControlHandler: ControlRequestHandler {
         }
     }
 
-    func handle(_ request: IncomingRequest, context: ControlContext, reply: @escaping @Sendable (Data) -> Void) {
+    /// An answer at least this large (every note of a large library, say) was built from many
+    /// small allocations — summaries, JSON values, strings — that leave the heap large and
+    /// fragmented once freed: the heap is trimmed right after, on the connection's queue, once
+    /// what built the answer is released. No timer: an idle daemon gains no wake-up.
+    static let largeAnswerBytes = 256 * 1024
+
+    func handle(_ request: IncomingRequest, context: ControlContext, reply sendReply: @escaping @Sendable (Data) -> Void) {
+        let reply: @Sendable (Data) -> Void = { data in
+            sendReply(data)
+            if data.count >= Self.largeAnswerBytes { context.queue.async { Replica.releaseFreeHeap() } }
+        }
         typealias M = ControlMethods
         switch request.method {
         case M.Status.name:
@@ -127,3 +137,4 @@ struct EngineControlHandler: ControlRequestHandler {
         }
     }
 }
+
