@@ -84,18 +84,24 @@ extension EngineCore {
     }
 
     /// The shortest prefix of each id (canonical text) unique among `ids`, at least 8 characters.
+    /// Ids are ASCII (hex digits and dashes), so they are sorted and compared as bytes, which
+    /// orders them as their text and costs a fraction of comparing characters.
     public static func shortForms(_ ids: [String]) -> [String: String] {
-        let sorted = ids.sorted()
+        let sorted = ids.map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }
+        func common(_ one: [UInt8], _ other: [UInt8]) -> Int {
+            var count = 0
+            while count < one.count, count < other.count, one[count] == other[count] { count += 1 }
+            return count
+        }
         var result: [String: String] = [:]
+        result.reserveCapacity(sorted.count)
         for (index, id) in sorted.enumerated() {
             var needed = 8
-            for neighbour in [index > 0 ? sorted[index - 1] : nil, index + 1 < sorted.count ? sorted[index + 1] : nil].compactMap({ $0 }) {
-                let common = zip(id, neighbour).prefix { $0 == $1 }.count
-                needed = max(needed, common + 1)
-            }
-            var short = String(id.prefix(needed))
-            if short.hasSuffix("-") { short = String(id.prefix(needed + 1)) }
-            result[id] = short
+            if index > 0 { needed = max(needed, common(id, sorted[index - 1]) + 1) }
+            if index + 1 < sorted.count { needed = max(needed, common(id, sorted[index + 1]) + 1) }
+            needed = min(needed, id.count)
+            if needed > 0, needed < id.count, id[needed - 1] == UInt8(ascii: "-") { needed += 1 }
+            result[String(decoding: id, as: UTF8.self)] = String(decoding: id[..<needed], as: UTF8.self)
         }
         return result
     }
@@ -131,8 +137,9 @@ extension EngineCore {
 
     func noteSummaries(_ notes: [NoteRow], shortForms shorts: [String: String], paths: [FolderID: String]) -> [Control.NoteSummary] {
         notes.map { note in
-            Control.NoteSummary(
-                id: note.id.description, short: shorts[note.id.description] ?? String(note.id.description.prefix(8)),
+            let id = note.id.description
+            return Control.NoteSummary(
+                id: id, short: shorts[id] ?? String(id.prefix(8)),
                 title: note.title, folder: note.folder?.description, folderPath: note.folder.flatMap { paths[$0] } ?? "",
                 pinned: note.pinned, color: note.color, tags: note.tags, trashed: note.trashed,
                 conflictOf: note.conflictOf?.description, created: Timestamp(millisecondsSince1970: Int64(clamping: note.created)),

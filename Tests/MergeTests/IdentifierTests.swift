@@ -10,6 +10,19 @@ import Testing
         #expect(RecordID("0190f3a41b2c-7d3e-8f40-123456789abcd") == nil)
     }
 
+    @Test func recordIDTextIsItsBytesInHexWithDashes() {
+        var random = SplitMix64(seed: 42)
+        for _ in 0..<2_000 {
+            let id = RecordID(high: random.next(), low: random.next())
+            var expected = Hex.encode(id.bytes)
+            for position in [20, 16, 12, 8] { expected.insert("-", at: expected.index(expected.startIndex, offsetBy: position)) }
+            #expect(id.description == expected)
+            #expect(RecordID(id.description) == id)
+        }
+        #expect(RecordID(high: 0, low: 0).description == "00000000-0000-0000-0000-000000000000")
+        #expect(RecordID(high: .max, low: .max).description == "ffffffff-ffff-ffff-ffff-ffffffffffff")
+    }
+
     @Test func revisionIDOrdersByteWise() throws {
         let small = try #require(RevisionID(hex: "00" + String(repeating: "ff", count: 31)))
         let large = try #require(RevisionID(hex: "01" + String(repeating: "00", count: 31)))
