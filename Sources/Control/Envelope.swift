@@ -96,7 +96,7 @@ public enum ControlWire {
         switch outcome {
         case .success(let value):
             do {
-                let data = try line(Success(id: id, result: value))
+                let data = try (value as? any DirectJSONEncodable).map { directLine(id: id, result: $0) } ?? line(Success(id: id, result: value))
                 guard data.count - 1 <= maximumLineLength else {
                     return error(id: id, .internalError("the answer is \(data.count) bytes, over the \(maximumLineLength)-byte line limit"))
                 }
@@ -121,6 +121,26 @@ public enum ControlWire {
     /// A `watch` event notification.
     public static func event(_ event: ControlEvent) throws -> Data {
         try line(Notification(method: eventMethod, params: event))
+    }
+
+    /// `line(Success(…))` for a result that writes its own JSON: the same bytes, without
+    /// `JSONEncoder` (docs/decisions.md, "Listing answers written directly").
+    private static func directLine(id: RequestID, result: some DirectJSONEncodable) -> Data {
+        var writer = JSONWriter(capacity: 4096)
+        writer.raw("{")
+        writer.key("id")
+        switch id {
+        case .number(let number): writer.integer(number)
+        case .string(let text): writer.string(text)
+        }
+        writer.raw(",")
+        writer.key("jsonrpc")
+        writer.string(jsonrpc)
+        writer.raw(",")
+        writer.key("result")
+        result.writeJSON(to: &writer)
+        writer.raw("}\n")
+        return Data(writer.bytes)
     }
 
     private static func line(_ value: some Encodable) throws -> Data {

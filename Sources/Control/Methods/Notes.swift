@@ -59,6 +59,26 @@ public struct NoteSummary: Codable, Hashable, Sendable {
     }
 }
 
+extension NoteSummary: DirectJSONEncodable {
+    /// `encode(to:)`'s members, in sorted key order (a listing's answer is mostly these).
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.raw("{")
+        writer.key("color"); writer.optionalString(color)
+        writer.raw(","); writer.key("conflictOf"); writer.optionalString(conflictOf)
+        writer.raw(","); writer.key("created"); writer.integer(created.rawValue)
+        writer.raw(","); writer.key("folder"); writer.optionalString(folder)
+        writer.raw(","); writer.key("folderPath"); writer.string(folderPath)
+        writer.raw(","); writer.key("id"); writer.string(id)
+        writer.raw(","); writer.key("modified"); writer.integer(modified.rawValue)
+        writer.raw(","); writer.key("pinned"); writer.bool(pinned)
+        writer.raw(","); writer.key("short"); writer.string(short)
+        writer.raw(","); writer.key("tags"); writer.array(tags) { writer, tag in writer.string(tag) }
+        writer.raw(","); writer.key("title"); writer.string(title)
+        writer.raw(","); writer.key("trashed"); writer.bool(trashed)
+        writer.raw("}")
+    }
+}
+
 /// `notes.list` params: every filter given must match (AND). Results are sorted pinned first,
 /// then by `modified`, newest first, then by id.
 public struct NotesListParams: Codable, Hashable, Sendable {
