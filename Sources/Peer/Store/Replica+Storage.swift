@@ -87,7 +87,7 @@ extension Replica {
             return ResolvedParts(body: hashes(row.bodyColumn), fields: row.purged ? nil : row.dataColumn)
         }
         guard let parent = firstParent else {
-            throw ReplicaError.invalid("revision \(row.id.short) is stored as a change of a parent that is not stored; run `notesctl check`")
+            throw ReplicaError.invalid("revision \(row.id.short) is stored as a change of a parent that is not stored; \(ReplicaError.damagedLibraryAdvice)")
         }
         let body = try BodyDelta.apply(RevisionStorage.decodeEdits(row.bodyColumn), to: parent.body)
         guard !row.purged else { return ResolvedParts(body: body, fields: nil) }
@@ -102,7 +102,7 @@ extension Replica {
             guard chain.count <= RevisionStorage.maximumDepth, let parent = chain.last!.parents.first,
                   let row = try storedRow(parent, in: database)
             else {
-                throw ReplicaError.invalid("revision \(first.id.short) is stored as changes of revisions that are not stored; run `notesctl check`")
+                throw ReplicaError.invalid("revision \(first.id.short) is stored as changes of revisions that are not stored; \(ReplicaError.damagedLibraryAdvice)")
             }
             chain.append(row)
         }
@@ -155,7 +155,7 @@ extension Replica {
                     break
                 }
                 guard chain.count <= RevisionStorage.maximumDepth else {
-                    throw ReplicaError.invalid("revision \(row.id.short) is stored as a chain of changes longer than \(RevisionStorage.maximumDepth); run `notesctl check`")
+                    throw ReplicaError.invalid("revision \(row.id.short) is stored as a chain of changes longer than \(RevisionStorage.maximumDepth); \(ReplicaError.damagedLibraryAdvice)")
                 }
                 guard let next = byID[parent] else {
                     // Not among the record's rows (never so when stored by this notesd): read it on its own.
@@ -355,7 +355,7 @@ extension Replica {
     func blocks(of record: RecordID, _ hashes: [BlockHash]) throws -> [Block] {
         try hashes.map { hash in
             guard let data = try blockData(record, hash) else {
-                throw ReplicaError.invalid("block \(hash.short) of \(record) is missing from the store; run `notesctl check`")
+                throw ReplicaError.invalid("block \(hash.short) of \(record) is missing from the store; \(ReplicaError.damagedLibraryAdvice)")
             }
             return try Block(encoded: data)
         }

@@ -9,6 +9,11 @@ public enum ReplicaError: Error, CustomStringConvertible, Equatable {
     /// An edit named base heads (`notes.update` `baseHeads`) that this note does not have.
     case unknownBaseRevision
 
+    /// What to do about a library whose stored revisions or blocks no longer fit together.
+    public static let damagedLibraryAdvice =
+        "the library is damaged: stop notesd, move its database aside and start notesd again, and it pulls the notes back "
+        + "from your other devices (or restore a backup with `notesd --restore-backup FILE`)"
+
     public var description: String {
         switch self {
         case .corrupt(let path, let problems):
@@ -111,6 +116,16 @@ public final class Replica {
     }
 
     public static func systemRandomBytes(_ count: Int) -> [UInt8] { Sodium.randomBytes(count) }
+
+    /// The schema this notesd writes (one version per migration, `Schema`).
+    public static var schemaVersion: Int { Schema.migrations.count }
+
+    /// The schema version of the database at `path`; nil when there is none yet or it cannot
+    /// be read (opening it says why). Lets the daemon say that an upgrade is under way.
+    public static func schemaVersion(ofDatabaseAt path: String) -> Int? {
+        guard let database = try? Database(path: path, readOnly: true) else { return nil }
+        return try? database.userVersion
+    }
 
     static let closedCleanlyKey = "closed_cleanly"
 
