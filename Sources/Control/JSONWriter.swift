@@ -1,5 +1,5 @@
 /// JSON written straight into bytes, for the answers that are large by nature — every note
-/// of a listing or a search — where Foundation's `JSONEncoder` (a tree of boxed values, then
+/// of a listing — where Foundation's `JSONEncoder` (a tree of boxed values, then
 /// sorted dictionaries) cost more than building the answer itself (docs/decisions.md,
 /// "Listing answers written directly"). The output is byte for byte what `ControlJSON.encoder()`
 /// writes for the same value — keys sorted, `/` unescaped — and a test holds it to that.

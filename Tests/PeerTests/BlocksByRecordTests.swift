@@ -118,13 +118,30 @@ import TestSupport
         #expect(try b.integrityProblems() == [])
     }
 
-    @Test func blocksSentAheadBeyondTheLimitAreLeftToBeAskedForAgain() throws {
-        let big = [UInt8](repeating: 0x61, count: 4 * 1_048_576)
-        let encoded = (0..<(Replica.awaitingBlocksLimit / big.count + 4)).map { index in
-            Block.paragraph(String(decoding: big, as: UTF8.self) + "\(index)").encoded()
-        }
+    @Test func beyondTheLimitTheOldestBlocksSentAheadAreForgotten() throws {
+        let big = String(repeating: "a", count: 4 * 1_048_576)
+        let encoded = (0..<(Replica.awaitingBlocksLimit / big.utf8.count + 4)).map { index in Block.paragraph(big + "\(index)").encoded() }
         try b.storeBlocks(encoded)
         #expect(b.sentBlocksAwaitingBytes <= Replica.awaitingBlocksLimit)
-        #expect(b.sentBlocksAwaitingUse.count < encoded.count)
+        #expect(b.sentBlocksAwaitingBytes == b.sentBlocksAwaitingUse.values.reduce(0) { $0 + $1.count })
+        // The last ones sent are what the next entries use: kept; the first ones make room.
+        #expect(b.sentBlocksAwaitingUse[RevisionCodec.blockHash(encoded.last!)] != nil)
+        #expect(b.sentBlocksAwaitingUse[RevisionCodec.blockHash(encoded.first!)] == nil)
+        // An answer to a need still finds room.
+        let answer = Block.paragraph("asked for").encoded()
+        try b.storeBlocks([answer])
+        #expect(b.sentBlocksAwaitingUse[RevisionCodec.blockHash(answer)] != nil)
+    }
+
+    @Test func aPurgedNoteLeavesNoneOfItsBlocks() throws {
+        let id = try a.createNote(title: "Private", body: paragraphs(["secret one", "secret two"]), now: 1_000)
+        // A block the note shows that no revision uses, as the merge stores one it composed.
+        let composed = Block.paragraph("composed by a merge").encoded()
+        try a.database.run(
+            "INSERT INTO blocks (record, hash, refs, data) VALUES (?1, ?2, 0, ?3)",
+            [.record(id), .hash(RevisionCodec.blockHash(composed)), .blob(composed)])
+        try a.purgeNote(id, now: 2_000)
+        #expect(try a.database.first("SELECT count(*) FROM blocks WHERE record = ?1", [.record(id)]) { $0.int(0) } == 0)
+        #expect(try a.integrityProblems() == [])
     }
 }

@@ -232,6 +232,9 @@ extension Replica {
                 try removeFromSearch(id)
                 pendingChanges.note(id, .purged)
             }
+            // Blocks the merge composed for the note's shown state (`writeNote`) belong to no
+            // revision, so no release frees them: the note shows nothing now, so they go too.
+            try database.run("DELETE FROM blocks WHERE record = ?1 AND refs <= 0", [.record(id)])
             return
         }
         switch wasTrashed {

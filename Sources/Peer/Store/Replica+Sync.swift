@@ -140,7 +140,9 @@ extension Replica {
 
     /// At most this many bytes of blocks wait in memory for their entries (`storeBlocks`):
     /// a peer sends a large note's blocks just ahead of it, and answers a `need` with at most
-    /// a window of batches; beyond this, blocks are dropped and asked for again if needed.
+    /// a window of batches. Beyond it the oldest are forgotten: what was sent last is what the
+    /// next entries use (blocks of an entry that came as a duplicate, or from another peer
+    /// first, are never taken up), and whatever an entry still lacks it asks for again.
     static let awaitingBlocksLimit = 64 * 1_048_576
 
     /// Keeps blocks a peer sent ahead of an entry, or in answer to a `need`, until the entry
@@ -149,9 +151,20 @@ extension Replica {
         for encoded in encodedBlocks {
             _ = try Block(encoded: encoded)
             let hash = RevisionCodec.blockHash(encoded)
-            guard sentBlocksAwaitingUse[hash] == nil, sentBlocksAwaitingBytes + encoded.count <= Self.awaitingBlocksLimit else { continue }
+            guard sentBlocksAwaitingUse[hash] == nil else { continue }
+            var oldest = 0
+            while sentBlocksAwaitingBytes + encoded.count > Self.awaitingBlocksLimit, oldest < sentBlocksArrivalOrder.count {
+                sentBlocksAwaitingBytes -= sentBlocksAwaitingUse.removeValue(forKey: sentBlocksArrivalOrder[oldest])?.count ?? 0
+                oldest += 1
+            }
+            sentBlocksArrivalOrder.removeFirst(oldest)
+            // Hashes taken up since stay in the order until here: keep it near the map's size.
+            if sentBlocksArrivalOrder.count > 2 * sentBlocksAwaitingUse.count + 1_024 {
+                sentBlocksArrivalOrder.removeAll { sentBlocksAwaitingUse[$0] == nil }
+            }
             sentBlocksAwaitingUse[hash] = encoded
             sentBlocksAwaitingBytes += encoded.count
+            sentBlocksArrivalOrder.append(hash)
         }
     }
 
@@ -203,6 +216,7 @@ extension Replica {
     public func releaseMemory() throws {
         sentBlocksAwaitingUse = [:]
         sentBlocksAwaitingBytes = 0
+        sentBlocksArrivalOrder = []
         if catchingUp {
             catchingUp = false
             try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")

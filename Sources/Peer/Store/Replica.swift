@@ -52,6 +52,9 @@ public final class Replica {
     var sentBlocksAwaitingUse: [BlockHash: [UInt8]] = [:]
     /// The bytes of `sentBlocksAwaitingUse` (capped at `awaitingBlocksLimit`).
     var sentBlocksAwaitingBytes = 0
+    /// The order blocks were sent in, oldest first (hashes taken up since may remain): the
+    /// oldest go first when the cap is reached.
+    var sentBlocksArrivalOrder: [BlockHash] = []
     /// A catch-up's page cache and checkpoint interval are in force (see `enterCatchUp`).
     var catchingUp = false
     /// Inside `deferringSearchIndex`: notes materialised go to `search_pending`, as in a catch-up.

@@ -234,8 +234,9 @@ enum Schema {
             PRIMARY KEY (member, fingerprint)
         ) WITHOUT ROWID;
         """,
-        // 10: no index keyed by a hash alone on the write path of a catch-up or an import
-        // (docs/decisions.md, "Blocks keyed by record"). Blocks are keyed by the record whose
+        // 10: the blocks' index no longer keyed by a hash alone, the largest random index a
+        // catch-up or an import wrote (docs/decisions.md, "Blocks keyed by record"; the
+        // revisions' unique id is still random). Blocks are keyed by the record whose
         // revisions use them, then hash: record ids are UUIDv7, so new notes append to the
         // index instead of landing on random pages of it (which every commit then rewrote, so
         // the bytes written grew with the square of the library). A block two notes share is
