@@ -126,6 +126,8 @@ public enum ControlWire {
     /// `line(Success(…))` for a result that writes its own JSON: the same bytes, without
     /// `JSONEncoder` (docs/decisions.md, "Listing answers written directly").
     private static func directLine(id: RequestID, result: some DirectJSONEncodable) -> Data {
+        // Small at first: a large result is written in parts, each sized from its estimate,
+        // and appended here (growing a large buffer moves its pages rather than copying).
         var writer = JSONWriter(capacity: 4096)
         writer.raw("{")
         writer.key("id")
@@ -140,7 +142,7 @@ public enum ControlWire {
         writer.key("result")
         result.writeJSON(to: &writer)
         writer.raw("}\n")
-        return Data(writer.bytes)
+        return writer.data()
     }
 
     private static func line(_ value: some Encodable) throws -> Data {

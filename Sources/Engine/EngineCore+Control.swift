@@ -106,6 +106,29 @@ extension EngineCore {
         return result
     }
 
+    /// `shortForms` for record ids already in id order (a note listing reads them from the
+    /// primary key), as lengths of the ids' text: the same prefixes, found from the ids' bits —
+    /// how many leading hex digits neighbours share — without text, sorting or string keys.
+    /// `ShortFormTests` holds the two to the same answers.
+    public static func shortFormLengths(sortedRecordIDs ids: [RecordID]) -> [RecordID: Int] {
+        /// Leading hex digits `one` and `other` share (32 when equal).
+        func sharedDigits(_ one: RecordID, _ other: RecordID) -> Int {
+            one.high != other.high ? (one.high ^ other.high).leadingZeroBitCount / 4 : 16 + (one.low ^ other.low).leadingZeroBitCount / 4
+        }
+        var result: [RecordID: Int] = [:]
+        result.reserveCapacity(ids.count)
+        for (index, id) in ids.enumerated() {
+            var shared = 0
+            if index > 0 { shared = max(shared, sharedDigits(id, ids[index - 1])) }
+            if index + 1 < ids.count { shared = max(shared, sharedDigits(id, ids[index + 1])) }
+            // Up to the first digit no neighbour shares, counting the dashes before it
+            // (after digits 8, 12, 16 and 20); never fewer than 8 characters.
+            let dashes = shared < 8 ? 0 : min(4, (shared - 4) / 4)
+            result[id] = shared >= 32 ? 36 : max(8, shared + dashes + 1)
+        }
+        return result
+    }
+
     // MARK: - Notes
 
     /// Up to this many notes, summaries are built note by note (`pagedNoteSummaries`), above
@@ -118,32 +141,51 @@ extension EngineCore {
     func noteSummaries(_ notes: [NoteRow]) throws -> [Control.NoteSummary] {
         guard notes.count > Self.summariesNoteByNote else { return try pagedNoteSummaries(notes) }
         return noteSummaries(
-            notes, shortForms: Self.shortForms(try replica.noteIDs().map(\.description)),
+            notes, shortForms: Self.shortFormLengths(sortedRecordIDs: try replica.noteIDs()),
             paths: try replica.folderPaths().mapValues { $0.joined(separator: "/") })
     }
 
     /// Summaries of a page: each short form from the note's id neighbours, each path from its
     /// folder's ancestors, so the page costs its own notes.
     func pagedNoteSummaries(_ notes: [NoteRow]) throws -> [Control.NoteSummary] {
-        var shorts: [String: String] = [:]
+        var shorts: [RecordID: Int] = [:]
         var paths: [FolderID: String] = [:]
         for note in notes {
-            let ids = ([note.id] + (try replica.neighbouringNoteIDs(of: note.id))).map(\.description)
-            shorts[note.id.description] = Self.shortForms(ids)[note.id.description]
+            let ids = ([note.id] + (try replica.neighbouringNoteIDs(of: note.id))).sorted()
+            shorts[note.id] = Self.shortFormLengths(sortedRecordIDs: ids)[note.id]
             if let folder = note.folder, paths[folder] == nil { paths[folder] = try replica.folderPath(folder)?.joined(separator: "/") }
         }
         return noteSummaries(notes, shortForms: shorts, paths: paths)
     }
 
-    func noteSummaries(_ notes: [NoteRow], shortForms shorts: [String: String], paths: [FolderID: String]) -> [Control.NoteSummary] {
-        notes.map { note in
-            let id = note.id.description
-            return Control.NoteSummary(
-                id: id, short: shorts[id] ?? String(id.prefix(8)),
-                title: note.title, folder: note.folder?.description, folderPath: note.folder.flatMap { paths[$0] } ?? "",
-                pinned: note.pinned, color: note.color, tags: note.tags, trashed: note.trashed,
-                conflictOf: note.conflictOf?.description, created: Timestamp(millisecondsSince1970: Int64(clamping: note.created)),
-                modified: Timestamp(millisecondsSince1970: Int64(clamping: note.modified)))
+    /// Summaries of `notes` from precomputed short-form lengths and folder paths. Pure, so a
+    /// large listing builds its two halves at once (`TwoHalves`), each straight into its part
+    /// of the result.
+    func noteSummaries(_ notes: [NoteRow], shortForms shorts: [RecordID: Int], paths: [FolderID: String]) -> [Control.NoteSummary] {
+        [Control.NoteSummary](unsafeUninitializedCapacity: notes.count) { buffer, initialized in
+            // Each half initialises its own elements, and both are done when `map` returns.
+            nonisolated(unsafe) let output = buffer
+            _ = TwoHalves.map(count: notes.count) { range in
+                /// Each folder's id as text once, shared by its notes' summaries.
+                var folderIDs: [FolderID: String] = [:]
+                for index in range {
+                    let note = notes[index]
+                    let id = note.id.description
+                    let folder = note.folder.map { folder in
+                        if let text = folderIDs[folder] { return text }
+                        let text = folder.description
+                        folderIDs[folder] = text
+                        return text
+                    }
+                    (output.baseAddress! + index).initialize(to: Control.NoteSummary(
+                        id: id, short: String(id.utf8.prefix(shorts[note.id] ?? 8))!,
+                        title: note.title, folder: folder, folderPath: note.folder.flatMap { paths[$0] } ?? "",
+                        pinned: note.pinned, color: note.color, tags: note.tags, trashed: note.trashed,
+                        conflictOf: note.conflictOf?.description, created: Timestamp(millisecondsSince1970: Int64(clamping: note.created)),
+                        modified: Timestamp(millisecondsSince1970: Int64(clamping: note.modified))))
+                }
+            }
+            initialized = notes.count
         }
     }
 
@@ -160,8 +202,8 @@ extension EngineCore {
         var filter = NoteFilter(trashed: params.trashed ?? false, conflictCopies: params.conflicts, pinned: params.pinned, text: params.query)
         if let folder = params.folder { filter.folder = .some(try resolveFolder(folder)) }
         filter.tag = params.tag
-        // The whole listing through the listing-order index too: it reads the notes it lists
-        // (an empty Trash reads none), not every note to filter them.
+        // The whole listing walks the listing-order index too: it reads the notes it lists
+        // (an empty Trash reads none), and from the index alone (migration 11).
         guard params.limit != nil || params.after != nil else { return try noteSummaries(try replica.listNotes(filter, limit: .max, after: nil)) }
         let limit = params.limit ?? Self.listPageLimit
         guard (1...Self.listPageLimit).contains(limit) else {

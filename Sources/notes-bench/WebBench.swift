@@ -84,7 +84,8 @@ final class WebClient {
     private let descriptor: Int32
     private let port: UInt16
     private let session: String
-    private var buffer = Data()
+    private var buffer: [UInt8] = []
+    private var chunk = [UInt8](repeating: 0, count: 1 << 16)
 
     private init(port: UInt16, session: String) throws {
         self.port = port
@@ -155,28 +156,34 @@ final class WebClient {
         return try bytes(length)
     }
 
+    /// One `recv` into the buffer, through a chunk allocated once (a listing's answer is
+    /// megabytes: the client must not be what is measured).
     private func fill() throws {
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        let count = recv(descriptor, &chunk, chunk.count, 0)
+        let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
         guard count > 0 else { throw BenchError("the web server closed the connection") }
-        buffer.append(contentsOf: chunk[..<count])
+        chunk.withUnsafeBytes { buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
     }
 
     private func line() throws -> String {
+        var searched = 0
         while true {
-            if let end = buffer.firstRange(of: Data("\r\n".utf8)) {
-                let text = String(decoding: buffer[..<end.lowerBound], as: UTF8.self)
-                buffer.removeSubrange(..<end.upperBound)
+            if let end = buffer[searched...].firstIndex(of: UInt8(ascii: "\n")) {
+                searched = end + 1
+                guard end > 0, buffer[end - 1] == UInt8(ascii: "\r") else { continue }
+                let text = String(decoding: buffer[..<(end - 1)], as: UTF8.self)
+                buffer.removeSubrange(...end)
                 return text
             }
+            searched = buffer.count
             try fill()
         }
     }
 
     private func bytes(_ count: Int) throws -> Data {
+        buffer.reserveCapacity(count)
         while buffer.count < count { try fill() }
-        let data = Data(buffer.prefix(count))
-        buffer.removeFirst(count)
+        let data = Data(buffer[..<count])
+        buffer.removeSubrange(..<count)
         return data
     }
 

@@ -10,7 +10,10 @@ extension CommandResult {
 final class Daemon {
     let name: String
     let directory: String
-    let port: UInt16
+    /// The sync port asked for; after `start`, the one it listens on (a port `freePort` found
+    /// free can be taken by another test's connection before notesd binds it, and notesd then
+    /// falls back to another).
+    private(set) var port: UInt16
     var peers: [UInt16]
     private(set) var process: ChildProcess?
     private let logPath: String
@@ -34,6 +37,10 @@ final class Daemon {
             + peers.flatMap { ["--peer", "127.0.0.1:\($0)"] }
         process = try ChildProcess.background([builtProduct("notesd")] + arguments, logPath: logPath)
         try waitUntil("\(name) answers status", seconds: 30) { (try? self.ctl(["status"]))?.status == 0 }
+        let status = try json(["status"]) as? [String: Any]
+        if let listening = (status?["listen"] as? [String])?.first, let bound = listening.split(separator: ":").last.flatMap({ UInt16($0) }) {
+            port = bound
+        }
     }
 
     /// SIGTERM and wait for a clean exit.

@@ -30,3 +30,26 @@ import Testing
         #expect(EngineCore.shortForms(["01a248d4-9fa6-74e1-b476-d307e041485a"]) == ["01a248d4-9fa6-74e1-b476-d307e041485a": "01a248d4"])
     }
 }
+
+extension ShortFormTests {
+    /// The record-id form (a listing's, as lengths) answers what the text form answers, on ids that share
+    /// every length of prefix: both halves, across each dash, and none.
+    @Test func recordIDShortFormsMatchTheTextForm() {
+        var random = SplitMix64(seed: 11)
+        let base = RecordID(high: random.next(), low: random.next())
+        var ids = Set<RecordID>()
+        for shift in 0..<64 {
+            ids.insert(RecordID(high: base.high ^ (random.next() >> UInt64(shift)), low: random.next()))
+            ids.insert(RecordID(high: base.high, low: base.low ^ (random.next() >> UInt64(shift))))
+        }
+        for _ in 0..<200 { ids.insert(RecordID(high: random.next(), low: random.next())) }
+        let sorted = ids.sorted()
+        let byRecord = EngineCore.shortFormLengths(sortedRecordIDs: sorted).reduce(into: [RecordID: String]()) { $0[$1.key] = String($1.key.description.prefix($1.value)) }
+        let byText = EngineCore.shortForms(sorted.map(\.description))
+        #expect(byRecord.count == sorted.count)
+        for id in sorted { #expect(byRecord[id] == byText[id.description], "\(id)") }
+        // Lengths on both sides of every dash occur (none ends on one), and the whole id.
+        #expect(Set(byRecord.values.map(\.count)).isSuperset(of: [8, 10, 13, 15, 18, 20, 23, 25, 36]))
+        #expect(EngineCore.shortFormLengths(sortedRecordIDs: [base]) == [base: 8])
+    }
+}

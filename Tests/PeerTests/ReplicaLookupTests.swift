@@ -90,7 +90,7 @@ import TestSupport
         for index in 0..<60 {
             let id = try a.createNote(
                 title: index % 7 == 0 ? "Needle \(index)" : "Note \(index)", body: paragraphs([index % 5 == 0 ? "has a needle" : "plain"]),
-                folder: index % 2 == 0 ? work : nil, tags: index % 3 == 0 ? ["three"] : [], pinned: index % 11 == 0,
+                folder: index % 2 == 0 ? work : nil, tags: index % 3 == 0 ? ["three", "zed", index % 2 == 0 ? "Even" : "ödd"] : [], pinned: index % 11 == 0,
                 // Equal `modified` times, so the id breaks ties between pages too.
                 now: 1_000 + UInt64(index / 4))
             if index % 13 == 0 { try a.trashNote(id, now: 1_000 + UInt64(index / 4)) }
@@ -101,11 +101,13 @@ import TestSupport
         ]
         for filter in filters {
             let whole = try a.listNotes(filter)
-            for size in [1, 3, 7, 100] {
+            // Pages look their notes' tags up in the listing's statement; a listing of more
+            // than `tagsReadAtOnceAbove` reads all tags at once (lowered here to cover both).
+            for size in [1, 3, 7, 100, Int.max] {
                 var pages: [NoteRow] = []
                 var after: NoteListPosition?
                 while true {
-                    let page = try a.listNotes(filter, limit: size, after: after)
+                    let page = try a.listNotes(filter, limit: size, after: after, tagsReadAtOnceAbove: size == Int.max ? 10 : Int.max)
                     pages += page
                     guard page.count == size, let last = page.last else { break }
                     after = NoteListPosition(pinned: last.pinned, modified: last.modified, id: last.id)

@@ -17,7 +17,7 @@ extension Replica {
         ) { $0.int(0) } ?? 0
         if dangling > 0 { problems.append("\(dangling) log entries name a missing revision") }
         let logShape = try database.rows("SELECT replica, count(*), max(seq) FROM log GROUP BY replica") { row in
-            (ReplicaID(RecordID(bytes: row.blob(0))!), UInt64(row.int(1)), UInt64(row.int(2)))
+            (ReplicaID(row.recordID(0)!), UInt64(row.int(1)), UInt64(row.int(2)))
         }
         for (replica, count, highest) in logShape {
             if count != highest { problems.append("log of \(replica) has gaps (\(count) entries, highest seq \(highest))") }
@@ -45,7 +45,7 @@ extension Replica {
         }
         var references: [RecordBlock: Int64] = [:]
         var (unreadable, misnamed) = (0, 0)
-        let records = try database.rows("SELECT DISTINCT record FROM revisions") { RecordID(bytes: $0.blob(0))! }
+        let records = try database.rows("SELECT DISTINCT record FROM revisions") { $0.recordID(0)! }
         for record in records {
             guard let rows = try? revisionRows(record: record) else {
                 unreadable += 1
@@ -60,14 +60,14 @@ extension Replica {
         if misnamed > 0 { problems.append("\(misnamed) revision(s) no longer hash to their id") }
         var stored: [RecordBlock: Int64] = [:]
         try database.statement("SELECT record, hash, refs FROM blocks").forEach { row in
-            stored[RecordBlock(record: RecordID(bytes: row.blob(0))!, hash: Hash256(bytes: row.blob(1))!)] = row.int(2)
+            stored[RecordBlock(record: row.recordID(0)!, hash: Hash256(bytes: row.blob(1))!)] = row.int(2)
         }
         let missing = references.keys.filter { stored[$0] == nil }
         if !missing.isEmpty { problems.append("\(missing.count) block(s) used by revisions are missing") }
         let miscounted = references.filter { block, uses in stored[block].map { $0 != uses } ?? false }
         if !miscounted.isEmpty { problems.append("\(miscounted.count) block(s) have a wrong reference count") }
         try database.statement("SELECT id, body FROM notes").forEach { row in
-            let note = RecordID(bytes: row.blob(0))!
+            let note = row.recordID(0)!
             if Self.hashes(row.blob(1)).contains(where: { stored[RecordBlock(record: note, hash: $0)] == nil }) {
                 problems.append("note \(note) shows a block that is not stored")
             }

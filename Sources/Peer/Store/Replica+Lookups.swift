@@ -21,6 +21,10 @@ public struct NoteListPosition: Hashable, Sendable {
 extension Replica {
     // MARK: - Notes
 
+    /// Above this many notes, a listing reads every tag of the library in one pass (cheaper
+    /// than a lookup per note); up to it, a page looks up its notes' own.
+    public static let tagsReadAtOnceAbove = 1_000
+
     /// A live note (the Trash included) exists, read from the primary key alone.
     public func noteExists(_ id: NoteID) throws -> Bool {
         try database.first("SELECT 1 FROM notes WHERE id = ?1", [.record(id)]) { _ in true } ?? false
@@ -33,13 +37,27 @@ extension Replica {
     }
 
     /// A page of `listNotes(filter)`: the first `limit` matches after `position` (from the
-    /// start when nil), in the same order. Walks the `notes_in_list_order` index, so a page
-    /// without filters reads `limit` rows; each filter skips rows as it walks.
-    public func listNotes(_ filter: NoteFilter, limit: Int, after position: NoteListPosition?) throws -> [NoteRow] {
+    /// start when nil), in the same order. Walks the `notes_in_list_order` index, which holds
+    /// every column a listing shows, so a page without filters reads `limit` index entries and
+    /// never the table; each filter skips rows as it walks. A page's tags come in the same
+    /// statement (one row per tag, a note's rows adjacent since the order ends on the id); a
+    /// listing outside the Trash of more than `tagsReadAtOnceAbove` notes reads every tag in
+    /// one pass instead of looking each note's up.
+    public func listNotes(
+        _ filter: NoteFilter, limit: Int, after position: NoteListPosition?, tagsReadAtOnceAbove: Int = Replica.tagsReadAtOnceAbove
+    ) throws -> [NoteRow] {
         guard limit > 0 else { return [] }
         var tagged: Set<NoteID>?
         if let tag = filter.tag {
-            tagged = Set(try database.rows("SELECT note FROM note_tags WHERE tag = ?1", [.text(tag)]) { RecordID(bytes: $0.blob(0))! })
+            tagged = Set(try database.rows("SELECT note FROM note_tags WHERE tag = ?1", [.text(tag)]) { $0.recordID(0)! })
+        }
+        var everyTag: [NoteID: [String]]?
+        let noteCount = try noteCount
+        // Outside the Trash only: an empty Trash must cost nothing, whatever the library holds.
+        if !filter.trashed, limit > tagsReadAtOnceAbove, noteCount > tagsReadAtOnceAbove {
+            var tags: [NoteID: [String]] = [:]
+            try database.statement("SELECT note, tag FROM note_tags").forEach { tags[$0.recordID(0)!, default: []].append($0.text(1)) }
+            everyTag = tags
         }
         // pinned 2 and an id of 17 0xff bytes sort after every stored note: the start.
         let start: [SQLValue] = position.map { [.integer($0.pinned ? 1 : 0), .integer(Int64(bitPattern: $0.modified)), .record($0.id)] }
@@ -47,21 +65,37 @@ extension Replica {
         let needle = filter.text?.lowercased()
         var liveFolders: [FolderID: Bool] = [:]
         var results: [NoteRow] = []
+        // Sized once: grown by doubling, a listing of every note copied (and faulted in) the
+        // rows read so far several times over.
+        results.reserveCapacity(min(limit, noteCount))
+        /// The note whose rows are being read, and whether it is listed.
+        var current: (id: NoteID, listed: Bool)?
         var failure: (any Error)?
+        // Without a text filter every column comes from the index (migration 11); the body's
+        // block list, in the table, only when the text must be searched.
         try database.statement(
             """
-            SELECT \(Self.summaryColumns), body FROM notes INDEXED BY notes_in_list_order
+            SELECT \(Self.summaryColumns), \(everyTag == nil ? "tag" : "NULL"), \(needle == nil ? "NULL" : "body")
+            FROM notes INDEXED BY notes_in_list_order \(everyTag == nil ? "LEFT JOIN note_tags ON note = id" : "")
             WHERE trashed = ?1 AND (pinned, modified, id) < (?2, ?3, ?4)
             ORDER BY pinned DESC, modified DESC, id DESC
             """
         ).visit([.integer(filter.trashed ? 1 : 0)] + start) { row in
             do {
-                let id = RecordID(bytes: row.blob(0))!
+                let id = row.recordID(0)!
+                let tag = row.optionalText(9)
+                if let current, current.id == id {
+                    if current.listed, let tag { results[results.count - 1].tags.append(tag) }
+                    return true
+                }
+                if let current, current.listed { results[results.count - 1].tags.sort() }
+                guard results.count < limit else { return false }
+                current = (id, false)
                 let pinned = row.int(4) != 0
                 if let copies = filter.conflictCopies, copies != !row.isNull(8) { return true }
                 if let wanted = filter.pinned, wanted != pinned { return true }
                 if let tagged, !tagged.contains(id) { return true }
-                let stored = row.optionalBlob(2).flatMap(RecordID.init(bytes:))
+                let stored = row.recordID(2)
                 var shown: FolderID?
                 if let stored {
                     if liveFolders[stored] == nil { liveFolders[stored] = try folder(stored) != nil }
@@ -70,21 +104,22 @@ extension Replica {
                 if let wanted = filter.folder, wanted != shown { return true }
                 let title = row.text(1)
                 if let needle, !title.lowercased().contains(needle) {
-                    let text = try blocks(of: id, Self.hashes(row.blob(9))).map(\.text).joined(separator: "\n")
+                    let text = try blocks(of: id, Self.hashes(row.blob(10))).map(\.text).joined(separator: "\n")
                     guard text.lowercased().contains(needle) else { return true }
                 }
-                let tags = try database.rows("SELECT tag FROM note_tags WHERE note = ?1", [.record(id)]) { $0.text(0) }
+                current = (id, true)
                 results.append(NoteRow(
                     id: id, title: title, folder: shown, trashed: row.int(3) != 0, pinned: pinned, color: row.optionalText(5),
-                    tags: tags.sorted(), created: UInt64(bitPattern: row.int(6)), modified: UInt64(bitPattern: row.int(7)),
-                    conflictOf: row.optionalBlob(8).flatMap(RecordID.init(bytes:))))
-                return results.count < limit
+                    tags: everyTag.map { $0[id] ?? [] } ?? tag.map { [$0] } ?? [], created: UInt64(bitPattern: row.int(6)), modified: UInt64(bitPattern: row.int(7)),
+                    conflictOf: row.recordID(8)))
+                return true
             } catch {
                 failure = error
                 return false
             }
         }
         if let failure { throw failure }
+        if let current, current.listed { results[results.count - 1].tags.sort() }
         return results
     }
 
@@ -122,14 +157,14 @@ extension Replica {
 
     /// Live folders with exactly this name, anywhere in the tree (the `folders_by_name` index).
     public func folders(named name: String) throws -> [FolderSummary] {
-        try database.rows("SELECT id FROM folders WHERE name = ?1 ORDER BY id", [.text(name)]) { RecordID(bytes: $0.blob(0))! }
+        try database.rows("SELECT id FROM folders WHERE name = ?1 ORDER BY id", [.text(name)]) { $0.recordID(0)! }
             .compactMap { try folderSummary($0) }
     }
 
     /// The live folders shown directly inside `parent` (the `folders_by_parent` index; a folder
     /// whose stored parent is `parent` but that a cycle put at the top level is not one).
     public func subfolders(of parent: FolderID) throws -> [FolderSummary] {
-        try database.rows("SELECT id FROM folders WHERE parent = ?1 ORDER BY id", [.record(parent)]) { RecordID(bytes: $0.blob(0))! }
+        try database.rows("SELECT id FROM folders WHERE parent = ?1 ORDER BY id", [.record(parent)]) { $0.recordID(0)! }
             .compactMap { try folderSummary($0) }.filter { $0.parent == parent }
     }
 
@@ -140,8 +175,8 @@ extension Replica {
 
     /// The live folder ids just before and after `id` in id order (for its short form).
     public func neighbouringFolderIDs(of id: FolderID) throws -> [FolderID] {
-        let before = try database.first("SELECT id FROM folders WHERE id < ?1 ORDER BY id DESC LIMIT 1", [.record(id)]) { RecordID(bytes: $0.blob(0))! }
-        let after = try database.first("SELECT id FROM folders WHERE id > ?1 ORDER BY id LIMIT 1", [.record(id)]) { RecordID(bytes: $0.blob(0))! }
+        let before = try database.first("SELECT id FROM folders WHERE id < ?1 ORDER BY id DESC LIMIT 1", [.record(id)]) { $0.recordID(0)! }
+        let after = try database.first("SELECT id FROM folders WHERE id > ?1 ORDER BY id LIMIT 1", [.record(id)]) { $0.recordID(0)! }
         return [before, after].compactMap { $0 }
     }
 
@@ -192,6 +227,6 @@ extension Replica {
         }
         return try database.rows(
             "SELECT id FROM \(table) WHERE id BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3", [.blob(low), .blob(high), .integer(Int64(limit))]
-        ) { RecordID(bytes: $0.blob(0))! }
+        ) { $0.recordID(0)! }
     }
 }

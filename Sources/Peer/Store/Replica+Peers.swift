@@ -77,7 +77,7 @@ extension Replica {
             }
             return PeerRecord(
                 peer: row.text(0), name: row.text(1), address: row.optionalText(2),
-                replica: row.optionalBlob(3).flatMap(RecordID.init(bytes:)).map(ReplicaID.init), vector: VersionVector(counters),
+                replica: row.recordID(3).map(ReplicaID.init), vector: VersionVector(counters),
                 lastSuccess: row.isNull(5) ? nil : UInt64(row.int(5)), lastError: row.optionalText(6),
                 lastErrorAt: row.isNull(7) ? nil : UInt64(row.int(7)), retries: Int(row.int(8)), software: row.optionalText(9))
         }

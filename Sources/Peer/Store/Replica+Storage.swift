@@ -63,9 +63,9 @@ extension Replica {
 
     private static func storedRow(_ row: Row) -> StoredRevisionRow {
         StoredRevisionRow(
-            id: Hash256(bytes: row.blob(0))!, record: RecordID(bytes: row.blob(1))!,
+            id: Hash256(bytes: row.blob(0))!, record: row.recordID(1)!,
             kind: RecordKind(rawValue: UInt8(row.int(2))) ?? .note, hlc: HLC(rawValue: UInt64(bitPattern: row.int(3))),
-            author: ReplicaID(RecordID(bytes: row.blob(4))!), parents: hashes(row.blob(5)), bodyColumn: row.blob(6),
+            author: ReplicaID(row.recordID(4)!), parents: hashes(row.blob(5)), bodyColumn: row.blob(6),
             tombstone: row.int(7) != 0, purged: row.int(8) != 0, dataColumn: row.blob(9), depth: row.isNull(10) ? nil : Int(row.int(10)))
     }
 
@@ -366,7 +366,7 @@ extension Replica {
     /// `insertRevision` does. A block the materialised note shows that no revision uses (the
     /// merge composed it) is kept with no reference, as `writeNote` keeps it.
     static func keyBlocksByRecord(in database: Database) throws {
-        let records = try database.rows("SELECT DISTINCT record FROM revisions ORDER BY record") { RecordID(bytes: $0.blob(0))! }
+        let records = try database.rows("SELECT DISTINCT record FROM revisions ORDER BY record") { $0.recordID(0)! }
         for record in records {
             var uses: [BlockHash: Int64] = [:]
             for row in try revisionRows(record: record, in: database) where !row.purged {

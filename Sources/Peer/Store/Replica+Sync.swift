@@ -107,7 +107,7 @@ extension Replica {
             let next = peerHolds[replica] + 1
             let record = try database.first(
                 "SELECT r.record FROM log l JOIN revisions r ON r.id = l.revision WHERE l.replica = ?1 AND l.seq = ?2",
-                [.record(replica.raw), .integer(Int64(next))]) { RecordID(bytes: $0.blob(0))! }
+                [.record(replica.raw), .integer(Int64(next))]) { $0.recordID(0)! }
             if let record, !records.contains(record) { records.append(record) }
         }
         var found: [BlockHash: [UInt8]] = [:]
@@ -124,7 +124,7 @@ extension Replica {
             try database.statement("SELECT record, hash FROM blocks").forEach { row in
                 let hash = Hash256(bytes: row.blob(1))!
                 guard unplaced.contains(hash), found[hash] == nil else { return }
-                found[hash] = try blockData(RecordID(bytes: row.blob(0))!, hash)
+                found[hash] = try blockData(row.recordID(0)!, hash)
             }
         }
         var answer: [[UInt8]] = []

@@ -74,7 +74,7 @@ extension Replica {
     /// (docs/architecture.md, "Search indexing after a catch-up"). Returns how many still wait.
     @discardableResult
     public func indexPendingSearch(limit: Int = .max) throws -> Int {
-        let pending = try database.rows("SELECT note FROM search_pending LIMIT ?1", [.integer(Int64(clamping: limit))]) { RecordID(bytes: $0.blob(0))! }
+        let pending = try database.rows("SELECT note FROM search_pending LIMIT ?1", [.integer(Int64(clamping: limit))]) { $0.recordID(0)! }
         guard !pending.isEmpty else { return 0 }
         try write {
             for id in pending {
@@ -111,7 +111,7 @@ extension Replica {
         try database.transaction {
             try database.execute("DELETE FROM note_search; DELETE FROM note_search_docs; DELETE FROM search_pending;")
             let notes = try database.rows("SELECT id, title, body FROM notes") { row in
-                (RecordID(bytes: row.blob(0))!, row.text(1), Self.hashes(row.blob(2)))
+                (row.recordID(0)!, row.text(1), Self.hashes(row.blob(2)))
             }
             for (id, title, body) in notes { try indexForSearch(id, title: title, body: body) }
             try setMeta("search_index", 1)
@@ -163,7 +163,7 @@ extension Replica {
         var results: [SearchResult] = []
         try database.statement(sql).forEach(values) { row in
             guard results.count < limit else { return }
-            let id = RecordID(bytes: row.blob(0))!
+            let id = row.recordID(0)!
             let tags = try database.rows("SELECT tag FROM note_tags WHERE note = ?1", [.record(id)]) { $0.text(0) }
             let summary = Self.summary(row, tree: tree, tags: [id: tags])
             if let folder, summary.folder != folder { return }

@@ -112,7 +112,7 @@ public final class Replica {
         clock = HLC(rawValue: UInt64(try Self.meta(database, "clock") ?? 0))
         offeredSeq = UInt64(try Self.meta(database, "offered") ?? 0)
         let counters = try database.rows("SELECT replica, seq FROM vector") { row in
-            (ReplicaID(RecordID(bytes: row.blob(0))!), UInt64(row.int(1)))
+            (ReplicaID(row.recordID(0)!), UInt64(row.int(1)))
         }
         vector = VersionVector(Dictionary(uniqueKeysWithValues: counters))
         try buildSearchIndexIfNeeded()

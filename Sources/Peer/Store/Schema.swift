@@ -264,5 +264,13 @@ enum Schema {
             ALTER TABLE heads_by_record RENAME TO heads;
             """,
             then: Replica.keyBlocksByRecord),
+        // 11: the listing-order index carries what a listing shows (title, folder, colour,
+        // times, conflict origin), so a listing reads the index alone: a page or every note
+        // costs no lookup into the table, whose rows also hold each note's block list (four
+        // fifths of its pages). docs/decisions.md, "Listing answers written directly".
+        """
+        DROP INDEX notes_in_list_order;
+        CREATE INDEX notes_in_list_order ON notes(trashed, pinned, modified, id, title, folder, color, created, conflict_of);
+        """,
     ]
 }
