@@ -15,6 +15,13 @@ static inline void notesd_keep_large_buffers_mapped(void) {
     mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 }
 
+/// Turns off SQLite's memory statistics, which take one process-wide mutex on every
+/// allocation: two connections ranking a search's halves at once waited on it. Must run
+/// before the first connection opens (sqlite3_config is variadic, which Swift cannot call).
+static inline void notesd_sqlite3_without_memory_statistics(void) {
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 /// SQLITE_TRANSIENT is a macro casting -1 to a function pointer, which Swift cannot import:
 /// this wrapper binds text that SQLite must copy before the call returns.
 static inline int notesd_sqlite3_bind_text_copy(sqlite3_stmt *stmt, int index, const char *text, int length) {

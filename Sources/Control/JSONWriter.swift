@@ -121,6 +121,14 @@ public struct JSONWriter: ~Copyable {
         count += digits
     }
 
+    /// A finite number as `JSONEncoder` writes it: Swift's shortest round-tripping text,
+    /// without a trailing `.0` (`JSONWriterTests` holds the two together).
+    public mutating func double(_ value: Double) {
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        text.withUTF8 { append($0) }
+    }
+
     /// `"key":` — keys are written by their callers in sorted order.
     public mutating func key(_ name: StaticString) {
         append(UInt8(ascii: "\""))
@@ -146,23 +154,39 @@ public struct JSONWriter: ~Copyable {
 
 extension Array: DirectJSONEncodable where Element: DirectJSONEncodable {
     /// A large array (every note of a library) is written in two halves at once
-    /// (`TwoHalves`), the second appended to the first. Specialised for the listing's summaries:
-    /// answers reach this through `any DirectJSONEncodable`, where the generic form would copy
-    /// (retain and release) each element out of the array.
+    /// (`TwoHalves.both`): the first straight into `writer`, the second into a buffer of its
+    /// own on the other core, appended after. Specialised for the listing's summaries: answers
+    /// reach this through `any DirectJSONEncodable`, where the generic form would copy (retain
+    /// and release) each element out of the array.
     @_specialize(where Element == NoteSummary)
     public func writeJSON(to writer: inout JSONWriter) {
-        let elements = self
-        let halves = TwoHalves.map(count: count) { range in
-            var part = JSONWriter(capacity: elements[range].reduce(0) { $0 + $1.estimatedJSONBytes + 1 })
-            for index in range {
-                if index > 0 { part.raw(",") }
-                elements[index].writeJSON(to: &part)
-            }
-            return part.data()
-        }
         writer.raw("[")
-        for half in halves { half.withUnsafeBytes { writer.append($0.bindMemory(to: UInt8.self)) } }
+        if count < TwoHalves.minimumElements {
+            writeElements(0..<count, to: &writer)
+        } else {
+            let elements = self, middle = count / 2
+            let second = withUnsafeMutablePointer(to: &writer) { pointer in
+                // `writer` is the first half's alone until `both` returns.
+                nonisolated(unsafe) let first = pointer
+                return TwoHalves.both(
+                    { elements.writeElements(0..<middle, to: &first.pointee) },
+                    {
+                        var part = JSONWriter(capacity: elements[middle...].reduce(0) { $0 + $1.estimatedJSONBytes + 1 })
+                        elements.writeElements(middle..<elements.count, to: &part)
+                        return part.data()
+                    }).1
+            }
+            second.withUnsafeBytes { writer.append($0.bindMemory(to: UInt8.self)) }
+        }
         writer.raw("]")
+    }
+
+    /// The elements at `range`, each after a comma but the array's first.
+    private func writeElements(_ range: Range<Int>, to writer: inout JSONWriter) {
+        for index in range {
+            if index > 0 { writer.raw(",") }
+            self[index].writeJSON(to: &writer)
+        }
     }
 
     public var estimatedJSONBytes: Int { reduce(2) { $0 + $1.estimatedJSONBytes + 1 } }

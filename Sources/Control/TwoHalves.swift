@@ -9,6 +9,17 @@ public enum TwoHalves {
     /// Below this many elements the split costs more than it saves: one pass, here.
     public static let minimumElements = 2_000
 
+    /// `first` and `second` at once, one on each core; both results.
+    public static func both<First: Sendable, Second: Sendable>(_ first: @Sendable () -> First, _ second: @Sendable () -> Second) -> (First, Second) {
+        nonisolated(unsafe) var firstResult: First?
+        nonisolated(unsafe) var secondResult: Second?
+        // Each iteration writes its own result, and concurrentPerform returns after both.
+        DispatchQueue.concurrentPerform(iterations: 2) { half in
+            if half == 0 { firstResult = first() } else { secondResult = second() }
+        }
+        return (firstResult!, secondResult!)
+    }
+
     /// `work` on `0..<count` as one range when small, else on its two halves at once; the
     /// results in order.
     public static func map<Result: Sendable>(count: Int, _ work: @Sendable (Range<Int>) -> Result) -> [Result] {

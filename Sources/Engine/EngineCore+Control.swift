@@ -204,7 +204,7 @@ extension EngineCore {
         filter.tag = params.tag
         // The whole listing walks the listing-order index too: it reads the notes it lists
         // (an empty Trash reads none), and from the index alone (migration 11).
-        guard params.limit != nil || params.after != nil else { return try noteSummaries(try replica.listNotes(filter, limit: .max, after: nil)) }
+        guard params.limit != nil || params.after != nil else { return try everyNoteSummary(filter) }
         let limit = params.limit ?? Self.listPageLimit
         guard (1...Self.listPageLimit).contains(limit) else {
             throw RPCError.invalidParams("params.limit must be between 1 and \(Self.listPageLimit)")
@@ -216,6 +216,24 @@ extension EngineCore {
             return NoteListPosition(pinned: after.pinned, modified: UInt64(clamping: after.modified.rawValue), id: id)
         }
         return try pagedNoteSummaries(try replica.listNotes(filter, limit: limit, after: after))
+    }
+
+    /// Every note `filter` matches, summarised. Outside the Trash of a large library, the ids
+    /// for the short forms are read and measured on the `ParallelReader`, on the other core,
+    /// while the engine's connection reads the listing.
+    func everyNoteSummary(_ filter: NoteFilter) throws -> [Control.NoteSummary] {
+        guard !filter.trashed, try replica.noteCount > Self.summariesNoteByNote else {
+            return try noteSummaries(try replica.listNotes(filter, limit: .max, after: nil))
+        }
+        let reader = try replica.parallelReader()
+        defer { reader.releaseMemory() }
+        nonisolated(unsafe) let replica = replica
+        let (rows, lengths) = TwoHalves.both(
+            { Result { try replica.listNotes(filter, limit: .max, after: nil) } },
+            { Result { Self.shortFormLengths(sortedRecordIDs: try replica.noteIDs(on: reader.database)) } })
+        let notes = try rows.get()
+        guard notes.count > Self.summariesNoteByNote else { return try pagedNoteSummaries(notes) }
+        return noteSummaries(notes, shortForms: try lengths.get(), paths: try replica.folderPaths().mapValues { $0.joined(separator: "/") })
     }
 
     public func notesGet(_ params: NoteGetParams) throws -> NoteDocument {

@@ -11,6 +11,8 @@ enum LibraryBench {
         /// "The last 10,000 no slower than the first", with room for the shared machine's noise.
         static let importGrowth = 1.10
         static let list = 50.0
+        /// notes.search with 100,000 notes (issue 14).
+        static let search = 30.0
         static let ready = 300.0
         static let idleResident = 40 * 1_000_000
     }
@@ -118,6 +120,20 @@ enum LibraryBench {
         table.add([
             "notesctl ls --json", Measure.ms(Measure.percentile(lsTimes, 0.5)), "", "",
             "once, process spawn → exit, output to /dev/null; every note (issue 12 measured 755 ms at 30,000 before)",
+        ])
+        // MARK: search
+        progress("search")
+        let web = try WebClient.signIn(to: alpha)
+        var query = 0
+        let searchTimes = try Measure.repeatedly(runs: 80) {
+            query += 1
+            _ = try web.rpc("notes.search", #"{"query":"\#(WebBench.searchQueries[query % WebBench.searchQueries.count])","limit":50}"#)
+        }
+        web.close()
+        let search = Measure.percentile(searchTimes, 0.5)
+        table.add([
+            "notes.search over HTTP (limit 50)", Measure.ms(search), "≤ 30 ms", Verdict.of(search <= Target.search),
+            "median of 80, p95 \(Measure.ms(Measure.percentile(searchTimes, 0.95))); the web benchmark's \(WebBench.searchQueries.count) queries in turn (common words: a third of the notes match most)",
         ])
         let statusTimes = try Measure.repeatedly(runs: 20) { _ = try client.call(ControlMethods.Status.self) }
         table.add(["status", Measure.ms(Measure.percentile(statusTimes, 0.5)), "", "", "median of 20; noteCount is kept by triggers, not counted"])

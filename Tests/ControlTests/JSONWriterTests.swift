@@ -92,3 +92,23 @@ extension JSONWriterTests {
         }
     }
 }
+
+extension JSONWriterTests {
+    /// Search hits (summary, snippet, bm25 score) are the encoder's bytes too, for scores of
+    /// every shape: integral, tiny, huge, negative zero, and random ones.
+    @Test func searchHitsAreWrittenAsTheEncoderWritesThem() throws {
+        var random = SystemRandomNumberGenerator()
+        var ranks: [Double] = [0, -0.0, 1, -1, 0.5, -3.2195121951219514, 1e-7, 1.5e-300, 12_345_678.9, 1e21, -2.5e22, .ulpOfOne, .greatestFiniteMagnitude]
+        ranks += (0..<200).map { _ in Double(bitPattern: random.next()) }.filter(\.isFinite)
+        ranks += (0..<200).map { _ in -Double.random(in: 0..<40, using: &random) }
+        let hits = ranks.enumerated().map { index, rank in
+            SearchHit(note: Self.summaries()[index % Self.awkward.count], snippet: "a \u{2}match\u{3} in \"text\" \(index)", rank: rank)
+        }
+        for hit in hits {
+            var writer = JSONWriter(capacity: 8)
+            hit.writeJSON(to: &writer)
+            let written = writer.data()
+            #expect(written == (try ControlJSON.encoder().encode(hit)), "rank \(hit.rank)")
+        }
+    }
+}

@@ -58,3 +58,39 @@ import TestSupport
         #expect(try reopened.integrityProblems() == [])
     }
 }
+
+extension ReplicaSearchTests {
+    /// A search ranked in two halves of the index, the second on the read-only
+    /// `ParallelReader`, finds what one query finds, with the same scores in the same order,
+    /// filters included (the engine splits large libraries this way).
+    @Test func twoHalvesOnTwoConnectionsRankAsOneQueryDoes() throws {
+        let words = ["garden", "gardening", "kitchen", "travel", "window", "morning", "budget", "project"]
+        let work = try replica.createFolder(name: "Work", now: 1)
+        for index in 0..<240 {
+            // Different lengths and word counts, so scores differ note from note.
+            let body = (0...(index % 7)).map { words[($0 * 3 + index) % words.count] }.joined(separator: " ") + String(repeating: " filler", count: index % 11)
+            _ = try replica.createNote(
+                title: "Note \(index) \(words[index % words.count])", body: HTMLBlocks.split("<p>\(body)</p>"),
+                folder: index % 3 == 0 ? work : nil, tags: index % 4 == 0 ? ["four"] : [], now: UInt64(2 + index))
+        }
+        let reader = try replica.parallelReader()
+        let split = try #require(try replica.database.first("SELECT max(rowid) FROM note_search") { $0.int(0) }) / 2
+        for (query, folder, tag) in [("gard", nil, nil), ("kitchen travel", nil, nil), ("the", nil, nil), ("garden", .some(work), nil), ("mor", nil, "four")] as [(String, FolderID??, String?)] {
+            for limit in [5, 50, 500] {
+                let whole = try replica.searchNotes(query, limit: limit, folder: folder, tag: tag)
+                let search = try #require(try replica.prepareSearch(query, limit: limit, folder: folder, tag: tag))
+                let halves = try replica.mergedSearch(
+                    try replica.rankedMatches(search, part: .upTo(split), on: replica.database),
+                    try replica.rankedMatches(search, part: .after(split), on: reader.database), limit: limit)
+                #expect(halves.map(\.rank) == whole.map(\.rank), "\(query), limit \(limit)")
+                let key: (SearchResult) -> String = { "\($0.rank) \($0.note.id)" }
+                if limit == 500 { #expect(halves.map(key).sorted() == whole.map(key).sorted(), "\(query)") }
+                #expect(halves.allSatisfy { hit in whole.contains { $0.note == hit.note && $0.snippet == hit.snippet } || limit < 500 }, "\(query)")
+            }
+        }
+        // A note written after the reader opened is found by it too.
+        _ = try replica.createNote(title: "Late garden", body: HTMLBlocks.split("<p>gardenias</p>"), now: 1_000)
+        let late = try #require(try replica.prepareSearch("gardenias", limit: 5))
+        #expect(try replica.rankedMatches(late, part: .whole, on: reader.database).map(\.note.title) == ["Late garden"])
+    }
+}

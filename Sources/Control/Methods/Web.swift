@@ -139,3 +139,17 @@ public struct SearchHit: Codable, Hashable, Sendable {
         self.rank = rank
     }
 }
+
+extension SearchHit: DirectJSONEncodable {
+    /// Members in sorted key order, as `JSONEncoder` writes them (search as you type sends
+    /// one of these answers per keystroke).
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.raw(#"{"note":"#); note.writeJSON(to: &writer)
+        // bm25 is always finite; were it not, 0 rather than an answer that fails to encode.
+        writer.raw(#","rank":"#); writer.double(rank.isFinite ? rank : 0)
+        writer.raw(#","snippet":"#); writer.string(snippet)
+        writer.raw("}")
+    }
+
+    public var estimatedJSONBytes: Int { note.estimatedJSONBytes + snippet.utf8.count + 60 }
+}

@@ -16,7 +16,11 @@ public final class Database {
     private var transactionAborted = false
 
     /// Opens (creating if needed) the database at `path`.
+    /// Process-wide SQLite settings, made once before the first connection opens.
+    private static let configured: Void = notesd_sqlite3_without_memory_statistics()
+
     public init(path: String, readOnly: Bool = false) throws {
+        Self.configured
         var handle: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
             | SQLITE_OPEN_NOMUTEX

@@ -270,10 +270,11 @@ extension Replica {
     }
 
     /// Every live note's id (the Trash and conflict copies included), in id order. Read from
-    /// the listing-order index, which holds every id in a tenth of the table's pages (the
+    /// the listing-order index, which holds every id in a sixth of the table's pages (the
     /// table itself is the id's b-tree, titles and block lists included), then sorted here.
-    public func noteIDs() throws -> [NoteID] {
-        var ids = try database.rows("SELECT id FROM notes INDEXED BY notes_in_list_order") { $0.recordID(0)! }
+    /// `on`: this replica's connection, or its `ParallelReader`'s.
+    public func noteIDs(on database: Database? = nil) throws -> [NoteID] {
+        var ids = try (database ?? self.database).rows("SELECT id FROM notes INDEXED BY notes_in_list_order") { $0.recordID(0)! }
         ids.sort()
         return ids
     }

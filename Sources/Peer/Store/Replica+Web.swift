@@ -23,6 +23,23 @@ public struct SearchResult: Hashable, Sendable {
     public let rank: Double
 }
 
+/// A search's expression and filters, with the folder tree resolved, ready to rank in one
+/// piece or in two halves.
+public struct PreparedSearch: Sendable {
+    let expression: String
+    public let limit: Int
+    let folder: FolderID??
+    let tag: String?
+    let tree: [FolderID: FolderID?]
+}
+
+/// Which documents of the search index a ranking reads (by FTS5 rowid).
+public enum SearchPart: Sendable {
+    case whole
+    case upTo(Int64)
+    case after(Int64)
+}
+
 extension Replica {
     // MARK: - Web sessions (local, never synced)
 
@@ -139,37 +156,80 @@ extension Replica {
     /// best first (bm25), at most `limit`; `folder` (`.some(nil)`: Uncategorized) and `tag`
     /// filter as `listNotes` does.
     public func searchNotes(_ query: String, limit: Int, folder: FolderID?? = nil, tag: String? = nil) throws -> [SearchResult] {
+        let search = try prepareSearch(query, limit: limit, folder: folder, tag: tag)
+        return try withTags(search.map { try rankedMatches($0, part: .whole, on: database) } ?? [])
+    }
+
+    /// A search ready to run, in one piece or in two halves (`SearchPart`); nil when the query
+    /// has no words.
+    public func prepareSearch(_ query: String, limit: Int, folder: FolderID?? = nil, tag: String? = nil) throws -> PreparedSearch? {
         let expression = Self.searchExpression(query)
-        guard !expression.isEmpty, limit > 0 else { return [] }
-        // The summary's columns come with the hit, so the folder tree is resolved once per
-        // search, not once per hit.
+        guard !expression.isEmpty, limit > 0 else { return nil }
+        // The folder tree is resolved once per search, not once per hit.
+        return PreparedSearch(expression: expression, limit: limit, folder: folder, tag: tag, tree: FolderTree.resolve(try liveFolders()))
+    }
+
+    /// Where to cut the index in two for a search ranked on both cores: half the largest
+    /// document id, or nil when the index is too small for the split to pay.
+    public func searchSplit() throws -> Int64? {
+        guard let largest = try database.first("SELECT max(rowid) FROM note_search", [], { $0.int(0) }), largest >= Self.searchSplitFrom else { return nil }
+        return largest / 2
+    }
+
+    /// Indexes with fewer documents than this are searched in one piece.
+    public static let searchSplitFrom: Int64 = 2_000
+
+    /// The best `search.limit` matches in `part` of the index, on `database` (this replica's
+    /// own connection, or its `ParallelReader`'s): no tags yet (`withTags` adds them to the
+    /// hits kept). Reads nothing but through `database`, so the two halves of a search can
+    /// run at once, each on its own connection.
+    public func rankedMatches(_ search: PreparedSearch, part: SearchPart, on database: Database) throws -> [SearchResult] {
         let columns = Self.summaryColumns.split(separator: ",").map { "n." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
         var sql = """
             SELECT \(columns), s.rank, snippet(note_search, -1, char(2), char(3), '…', 16)
             FROM note_search s JOIN notes n ON n.id = s.note
             WHERE note_search MATCH ?1 AND s.rank MATCH 'bm25(0.0, 10.0, 1.0)' AND n.trashed = 0
             """
-        var values: [SQLValue] = [.text(expression)]
-        if let tag {
+        var values: [SQLValue] = [.text(search.expression)]
+        if let tag = search.tag {
             sql += " AND EXISTS (SELECT 1 FROM note_tags t WHERE t.note = n.id AND t.tag = ?2)"
             values.append(.text(tag))
+        }
+        switch part {
+        case .whole: break
+        case .upTo(let split): sql += " AND s.rowid <= \(split)"
+        case .after(let split): sql += " AND s.rowid > \(split)"
         }
         // `ORDER BY rank` lets FTS5 hand rows over best first, so the snippets of rows past
         // the limit are never made (with a computed score SQLite would sort every match,
         // snippet included). A folder filter needs the resolved folder (a note in a deleted
         // folder shows as Uncategorized), so it applies after the query and the limit after it.
-        sql += " ORDER BY s.rank" + (folder == nil ? " LIMIT \(limit)" : "")
-        let tree = FolderTree.resolve(try liveFolders())
+        sql += " ORDER BY s.rank" + (search.folder == nil ? " LIMIT \(search.limit)" : "")
         var results: [SearchResult] = []
-        try database.statement(sql).forEach(values) { row in
-            guard results.count < limit else { return }
-            let id = row.recordID(0)!
-            let tags = try database.rows("SELECT tag FROM note_tags WHERE note = ?1", [.record(id)]) { $0.text(0) }
-            let summary = Self.summary(row, tree: tree, tags: [id: tags])
-            if let folder, summary.folder != folder { return }
+        try database.statement(sql).visit(values) { row in
+            let summary = Self.summary(row, tree: search.tree, tags: [:])
+            if let folder = search.folder, summary.folder != folder { return true }
             results.append(SearchResult(note: summary, snippet: row.text(10), rank: row.double(9)))
+            return results.count < search.limit
         }
         return results
+    }
+
+    /// The best `limit` of two halves' hits (bm25 is the same in both: FTS5 scores against
+    /// the whole index, whatever the rowid bounds), with their tags.
+    public func mergedSearch(_ first: [SearchResult], _ second: [SearchResult], limit: Int) throws -> [SearchResult] {
+        // A stable sort: equal ranks keep the first half first.
+        let merged = (first + second).enumerated().sorted { ($0.element.rank, $0.offset) < ($1.element.rank, $1.offset) }
+        return try withTags(merged.prefix(limit).map(\.element))
+    }
+
+    /// `hits` with each note's tags, read on this replica's own connection.
+    func withTags(_ hits: [SearchResult]) throws -> [SearchResult] {
+        try hits.map { hit in
+            var note = hit.note
+            note.tags = try database.rows("SELECT tag FROM note_tags WHERE note = ?1", [.record(note.id)]) { $0.text(0) }.sorted()
+            return SearchResult(note: note, snippet: hit.snippet, rank: hit.rank)
+        }
     }
 
     /// FTS5's own check of the search index against its content (`PRAGMA integrity_check`

@@ -57,6 +57,8 @@ public final class Replica {
     var sentBlocksArrivalOrder: [BlockHash] = []
     /// A catch-up's page cache and checkpoint interval are in force (see `enterCatchUp`).
     var catchingUp = false
+    /// The second, read-only connection for work beside the engine's (`parallelReader()`).
+    var parallelReaderConnection: ParallelReader?
     /// Inside `deferringSearchIndex`: notes materialised go to `search_pending`, as in a catch-up.
     var searchIndexDeferred = false
     /// Replicas whose vector entry the transaction in progress advanced (see `flushVector`).
@@ -135,6 +137,9 @@ public final class Replica {
     /// Records that this process is done with the replica: the next open may skip the
     /// whole-file check (`OpeningCheck.afterUncleanShutdown`). The daemon calls it last.
     public func markClosedCleanly() throws {
+        // The parallel reader closes first, so the writer is the last connection and removes
+        // the write-ahead log as it closes.
+        parallelReaderConnection = nil
         try setMeta(Self.closedCleanlyKey, 1)
     }
 
