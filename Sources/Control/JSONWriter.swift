@@ -1,7 +1,7 @@
 import Foundation
 
-/// JSON written straight into bytes, for the answers that are large by nature — every note
-/// of a listing — where Foundation's `JSONEncoder` (a tree of boxed values, then
+/// JSON written straight into bytes, for the answers that are large by nature or frequent —
+/// every note of a listing, a search's hits at each keystroke — where Foundation's `JSONEncoder` (a tree of boxed values, then
 /// sorted dictionaries) cost more than building the answer itself (docs/decisions.md,
 /// "Listing answers written directly"). The output is byte for byte what `ControlJSON.encoder()`
 /// writes for the same value — keys sorted, `/` unescaped — and a test holds it to that.
@@ -171,7 +171,7 @@ extension Array: DirectJSONEncodable where Element: DirectJSONEncodable {
                 return TwoHalves.both(
                     { elements.writeElements(0..<middle, to: &first.pointee) },
                     {
-                        var part = JSONWriter(capacity: elements[middle...].reduce(0) { $0 + $1.estimatedJSONBytes + 1 })
+                        var part = JSONWriter(capacity: elements[middle...].estimatedJSONBytes)
                         elements.writeElements(middle..<elements.count, to: &part)
                         return part.data()
                     }).1
@@ -189,5 +189,9 @@ extension Array: DirectJSONEncodable where Element: DirectJSONEncodable {
         }
     }
 
+}
+
+extension Collection where Element: DirectJSONEncodable {
+    /// The elements' estimates, with the brackets and a comma each (an array's, or one half's).
     public var estimatedJSONBytes: Int { reduce(2) { $0 + $1.estimatedJSONBytes + 1 } }
 }

@@ -138,10 +138,11 @@ extension EngineCore {
 
     /// Summaries of a listing: short forms among every note id, paths of every folder (no
     /// note counts); a short listing reads only its own notes' neighbours.
-    func noteSummaries(_ notes: [NoteRow]) throws -> [Control.NoteSummary] {
+    /// `shortFormLengths`: every note id's, when the caller has them already.
+    func noteSummaries(_ notes: [NoteRow], shortFormLengths known: [RecordID: Int]? = nil) throws -> [Control.NoteSummary] {
         guard notes.count > Self.summariesNoteByNote else { return try pagedNoteSummaries(notes) }
         return noteSummaries(
-            notes, shortForms: Self.shortFormLengths(sortedRecordIDs: try replica.noteIDs()),
+            notes, shortForms: try known ?? Self.shortFormLengths(sortedRecordIDs: try replica.noteIDs()),
             paths: try replica.folderPaths().mapValues { $0.joined(separator: "/") })
     }
 
@@ -231,9 +232,7 @@ extension EngineCore {
         let (rows, lengths) = TwoHalves.both(
             { Result { try replica.listNotes(filter, limit: .max, after: nil) } },
             { Result { Self.shortFormLengths(sortedRecordIDs: try replica.noteIDs(on: reader.database)) } })
-        let notes = try rows.get()
-        guard notes.count > Self.summariesNoteByNote else { return try pagedNoteSummaries(notes) }
-        return noteSummaries(notes, shortForms: try lengths.get(), paths: try replica.folderPaths().mapValues { $0.joined(separator: "/") })
+        return try noteSummaries(try rows.get(), shortFormLengths: try lengths.get())
     }
 
     public func notesGet(_ params: NoteGetParams) throws -> NoteDocument {

@@ -19,18 +19,16 @@ extension EngineCore {
     /// the replica's read-only `ParallelReader` (ranking every match of a common word is most of
     /// a search's time; docs/decisions.md, "Search on two cores").
     func searchHits(_ query: String, limit: Int, folder: FolderID??, tag: String?) throws -> [SearchResult] {
+        guard let split = try replica.searchSplit() else { return try replica.searchNotes(query, limit: limit, folder: folder, tag: tag) }
         guard let search = try replica.prepareSearch(query, limit: limit, folder: folder, tag: tag) else { return [] }
-        guard let split = try replica.searchSplit() else {
-            return try replica.mergedSearch(try replica.rankedMatches(search, part: .whole, on: replica.database), [], limit: limit)
-        }
         let reader = try replica.parallelReader()
+        defer { reader.releaseMemory() }
         // The engine's connection ranks the first half while the reader ranks the second;
         // nothing else uses either meanwhile (the engine's queue waits here).
         nonisolated(unsafe) let replica = replica
         let (first, second) = TwoHalves.both(
             { Result { try replica.rankedMatches(search, part: .upTo(split), on: replica.database) } },
             { Result { try replica.rankedMatches(search, part: .after(split), on: reader.database) } })
-        defer { reader.releaseMemory() }
         return try replica.mergedSearch(try first.get(), try second.get(), limit: limit)
     }
 }

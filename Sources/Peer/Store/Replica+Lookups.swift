@@ -55,9 +55,7 @@ extension Replica {
         let noteCount = try noteCount
         // Outside the Trash only: an empty Trash must cost nothing, whatever the library holds.
         if !filter.trashed, limit > tagsReadAtOnceAbove, noteCount > tagsReadAtOnceAbove {
-            var tags: [NoteID: [String]] = [:]
-            try database.statement("SELECT note, tag FROM note_tags").forEach { tags[$0.recordID(0)!, default: []].append($0.text(1)) }
-            everyTag = tags
+            everyTag = try everyNoteTags()
         }
         // pinned 2 and an id of 17 0xff bytes sort after every stored note: the start.
         let start: [SQLValue] = position.map { [.integer($0.pinned ? 1 : 0), .integer(Int64(bitPattern: $0.modified)), .record($0.id)] }

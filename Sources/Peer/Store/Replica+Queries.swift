@@ -148,10 +148,7 @@ extension Replica {
         if let tag = filter.tag {
             tagged = Set(try database.rows("SELECT note FROM note_tags WHERE tag = ?1", [.text(tag)]) { $0.recordID(0)! })
         }
-        var tags: [NoteID: [String]] = [:]
-        for (note, tag) in try database.rows("SELECT note, tag FROM note_tags", [], { ($0.recordID(0)!, $0.text(1)) }) {
-            tags[note, default: []].append(tag)
-        }
+        let tags = try everyNoteTags()
         let needle = filter.text?.lowercased()
         var results: [NoteRow] = []
         try database.statement("SELECT \(Self.summaryColumns), body FROM notes").forEach { row in
@@ -172,6 +169,13 @@ extension Replica {
         }
         results.sort { $0.listsBefore($1) }
         return results
+    }
+
+    /// Every note's tags (in one pass over `note_tags`), for listings of the whole library.
+    func everyNoteTags() throws -> [NoteID: [String]] {
+        var tags: [NoteID: [String]] = [:]
+        try database.statement("SELECT note, tag FROM note_tags").forEach { tags[$0.recordID(0)!, default: []].append($0.text(1)) }
+        return tags
     }
 
     static let summaryColumns = "id, title, folder, trashed, pinned, color, created, modified, conflict_of"
