@@ -88,6 +88,10 @@ extension EngineCore {
             folder: fields.folder, id: fields.id, unknownKeys: fields.unknownKeys, hasFrontMatter: true, body: body)
     }
 
+    /// How long the bulk settings of an import outlast its last large batch: `notesctl import`
+    /// sends the next batch within milliseconds, so a pause this long means it ended.
+    static let bulkImportSettleInterval: UInt64 = 2_000
+
     /// `notes.createMany`: every note checked and converted first (a bad one gets its error,
     /// the rest go ahead), then all created in one transaction, one commit, one push.
     public func notesCreateMany(_ params: NotesCreateManyParams) throws -> [NoteCreateOutcome] {
@@ -107,26 +111,24 @@ extension EngineCore {
                 outcomes[index].error = rpcError(error)
             }
         }
+        // A batch as large as a catch-up's is written as a catch-up's is (Replica.enterBulkWrite):
+        // a larger page cache, fewer checkpoints, its notes indexed for search after it, in
+        // steps (EngineCore+SearchIndex), so an import pays for its notes, not their index.
+        // The settings last while batches keep coming (`bulkImportSettles`).
+        if prepared.count >= Replica.bulkBatchThreshold {
+            try replica.enterBulkWrite()
+            bulkImportSettles = now + Self.bulkImportSettleInterval
+        }
         let now = self.now
-        let create = {
-            try self.replica.inOneTransaction {
-                try prepared.map { entry in
-                    let note = params.notes[entry.index]
-                    return try self.replica.createNote(
-                        title: note.title, body: entry.body, folder: entry.folder, tags: entry.tags, pinned: note.pinned ?? false,
-                        color: note.color, created: entry.created, modified: entry.modified, now: now)
-                }
+        let ids = try replica.inOneTransaction {
+            try prepared.map { entry in
+                let note = params.notes[entry.index]
+                return try replica.createNote(
+                    title: note.title, body: entry.body, folder: entry.folder, tags: entry.tags, pinned: note.pinned ?? false,
+                    color: note.color, created: entry.created, modified: entry.modified, now: now)
             }
         }
-        // A batch as large as a catch-up's is indexed for search as a catch-up's is: after
-        // it, in steps (EngineCore+SearchIndex), so an import pays for its notes, not their index.
-        let ids: [NoteID]
-        if prepared.count >= Replica.bulkBatchThreshold {
-            ids = try replica.deferringSearchIndex(create)
-            searchIndexBacklog = try replica.notesAwaitingSearchIndex
-        } else {
-            ids = try create()
-        }
+        if replica.isWritingInBulk { searchIndexBacklog = try replica.notesAwaitingSearchIndex }
         if !ids.isEmpty { committed(.local) }
         // Each summary costs what it touches (its id's neighbours, its folder's path), not the
         // library (docs/benchmarks.md, "Cost that grows with the library").

@@ -10,7 +10,7 @@ extension EngineCore {
 
     /// A step is due now: notes wait and no catch-up is adding more (it would pay for its
     /// own writes twice).
-    var searchIndexStepDue: Bool { !stopped && searchIndexBacklog > 0 && !replica.isCatchingUp }
+    var searchIndexStepDue: Bool { !stopped && searchIndexBacklog > 0 && !replica.isWritingInBulk }
 
     /// What `status` reports: counted now, so a catch-up in progress shows its notes too.
     func notesToIndex() throws -> Int? {

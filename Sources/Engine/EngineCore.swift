@@ -154,6 +154,9 @@ public final class EngineCore {
     /// Notes a catch-up left for the search index, as last counted; indexed in steps while
     /// no catch-up runs (EngineCore+SearchIndex).
     var searchIndexBacklog = 0
+    /// When an import's bulk settings (Replica.enterBulkWrite) are given back if no further
+    /// large `notes.createMany` batch came; nil when none is in force for an import.
+    var bulkImportSettles: UInt64?
 
     /// Opens the keys and puts this device on its own roster. The network is not used until
     /// `listening(on:now:)`.
@@ -490,14 +493,16 @@ public final class EngineCore {
     }
 
     /// Once no session is catching up (a catch-up ended, in either direction, or was cut
-    /// short), gives memory back and undoes the catch-up's SQLite settings.
+    /// short) and no import is under way, gives memory back and undoes the bulk SQLite
+    /// settings.
     private func releaseMemoryIfIdle() {
+        guard bulkImportSettles == nil else { return }
         guard connections.values.allSatisfy({ link in link.session.map { link.caughtUp && $0.status(store: replica) == .idle } ?? true }) else { return }
         do {
             try replica.releaseMemory()
             searchIndexBacklog = try replica.notesAwaitingSearchIndex
         } catch {
-            log.warning("could not give memory back after a catch-up: \(error)")
+            log.warning("could not give memory back after a catch-up or an import: \(error)")
         }
     }
 
@@ -540,8 +545,9 @@ public final class EngineCore {
 
     // MARK: - Timers
 
-    /// The earliest deadline: session keepalives and timeouts, dial backoffs, waiters. Nothing
-    /// periodic beyond those, so an idle daemon sleeps.
+    /// The earliest deadline: session keepalives and timeouts, dial backoffs, waiters, the
+    /// search index's next step, the end of an import. Nothing periodic beyond those, so an
+    /// idle daemon sleeps.
     public var nextDeadline: UInt64? {
         guard !stopped else { return nil }
         var deadlines: [UInt64] = connections.values.compactMap { $0.session?.nextDeadline }
@@ -550,6 +556,7 @@ public final class EngineCore {
         deadlines += joinAttempts.values.map(\.deadline)
         deadlines += connectWaiters.map(\.deadline)
         if searchIndexStepDue { deadlines.append(now) }
+        if let bulkImportSettles { deadlines.append(bulkImportSettles) }
         return deadlines.min()
     }
 
@@ -565,6 +572,12 @@ public final class EngineCore {
         }
         dialDueTargets()
         expireWaiters()
+        if let settles = bulkImportSettles, settles <= self.now {
+            // The import ended: its settings go as a catch-up's do, once no catch-up runs
+            // either (a catch-up's end gives them back otherwise), and its notes get indexed.
+            bulkImportSettles = nil
+            releaseMemoryIfIdle()
+        }
         indexSearchStep()
     }
 

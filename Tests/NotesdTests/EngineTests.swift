@@ -296,18 +296,34 @@ final class LoneDevice {
         #expect(try home.run(bob) { try $0.replica.integrityProblems() } == [])
     }
 
-    @Test func aLargeImportIsIndexedForSearchAfterItsTransaction() throws {
+    @Test func aLargeImportIsWrittenInBulkAndIndexedForSearchOnceItEnds() throws {
         let home = try TestHousehold(["alice"])
         let alice = home["alice"]
         let count = Replica.bulkBatchThreshold + 50
-        let notes = (0..<count).map { NoteCreateParams(title: "Imported \($0)", html: "<p>medlars number \($0)</p>") }
-        let outcomes = try home.run(alice) { try $0.notesCreateMany(NotesCreateManyParams(notes: notes)) }
+        let batch = { (name: String) in
+            NotesCreateManyParams(notes: (0..<count).map { NoteCreateParams(title: "\(name) \($0)", html: "<p>medlars \(name) \($0)</p>") })
+        }
+        let outcomes = try home.run(alice) { try $0.notesCreateMany(batch("first")) }
         #expect(outcomes.allSatisfy { $0.note != nil })
+        #expect(try home.run(alice) { $0.replica.isWritingInBulk }, "a batch as large as a catch-up's is written with its settings")
         #expect(try home.run(alice) { try $0.status().notesToIndex } == count)
+        // The import goes on a second later: nothing is indexed between its batches.
+        _ = try home.lan.run(for: 1_000) { false }
+        #expect(try home.run(alice) { try $0.status().notesToIndex } == count)
+        _ = try home.run(alice) { try $0.notesCreateMany(batch("second")) }
+        let lastBatch = home.lan.now
+        #expect(try home.run(alice) { try $0.status().notesToIndex } == 2 * count)
+        #expect(try home.run(alice) { $0.replica.isWritingInBulk })
+        // Once no batch has come for the settle interval, the settings are given back and the
+        // notes indexed.
         try home.wait("alice indexed the import", on: alice) { try $0.status().notesToIndex == nil }
-        #expect(try home.run(alice) { try $0.notesSearch(NotesSearchParams(query: "medlars", limit: 500)) }.count == count)
+        #expect(home.lan.now >= lastBatch + EngineCore.bulkImportSettleInterval)
+        #expect(try home.run(alice) { $0.replica.isWritingInBulk } == false)
+        #expect(try home.run(alice) { try $0.notesSearch(NotesSearchParams(query: "medlars", limit: 500)) }.count == 2 * count)
+        #expect(try home.run(alice) { try $0.replica.integrityProblems() } == [])
         // A small batch is indexed in its own transaction, as a single note is.
         _ = try home.run(alice) { try $0.notesCreateMany(NotesCreateManyParams(notes: [NoteCreateParams(title: "One more", html: "<p>quodlibet</p>")])) }
+        #expect(try home.run(alice) { $0.replica.isWritingInBulk } == false)
         #expect(try home.run(alice) { try $0.status().notesToIndex } == nil)
         #expect(try home.run(alice) { try $0.notesSearch(NotesSearchParams(query: "quodlibet")) }.count == 1)
     }

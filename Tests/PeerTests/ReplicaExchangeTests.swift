@@ -152,12 +152,12 @@ import TestSupport
         }
         let outcome = try b.apply(try a.entries(missingFrom: VersionVector(), maxCount: 2_000, maxBytes: 1 << 24), now: 2_000)
         #expect(outcome.applied == Replica.bulkBatchThreshold + 50)
-        #expect(b.catchingUp, "a batch of \(outcome.applied) entries is a catch-up")
+        #expect(b.writingInBulk, "a batch of \(outcome.applied) entries is a catch-up")
         let wal = directory.file("b.db") + "-wal"
         #expect(try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int ?? 0 > 0)
 
         try b.releaseMemory()
-        #expect(!b.catchingUp)
+        #expect(!b.writingInBulk)
         #expect(try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int == 0, "the WAL is truncated after a catch-up")
         #expect(try b.noteCount == Replica.bulkBatchThreshold + 50)
         try expectConverged([a, b])

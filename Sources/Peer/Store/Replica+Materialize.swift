@@ -243,7 +243,7 @@ extension Replica {
         case .some: pendingChanges.note(id, .edited)
         }
         try upsertNoteRow(id, note, hlc: stamp.hlc, hadRow: wasTrashed != nil)
-        if catchingUp || searchIndexDeferred {
+        if writingInBulk {
             try database.run("INSERT OR IGNORE INTO search_pending (note) VALUES (?1)", [.record(id)])
         } else {
             try indexForSearch(id, title: note.title, body: note.body)

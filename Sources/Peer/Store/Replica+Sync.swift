@@ -168,29 +168,31 @@ extension Replica {
         }
     }
 
-    // MARK: - Settings during a catch-up
+    // MARK: - Settings while writing in bulk (a catch-up, an import)
 
-    /// A batch this large means a catch-up is running: worth a larger page cache and fewer
-    /// checkpoints.
+    /// A batch this large means a catch-up (or an import) is running: worth a larger page
+    /// cache and fewer checkpoints, and its notes wait for the search index.
     public static let bulkBatchThreshold = 100
-    /// WAL pages between automatic checkpoints during a catch-up (64 MiB of 4 KiB pages);
+    /// WAL pages between automatic checkpoints while writing in bulk (64 MiB of 4 KiB pages);
     /// SQLite's default, restored afterwards, is 1,000.
-    static let catchUpCheckpointPages = 16_384
+    static let bulkWriteCheckpointPages = 16_384
 
-    /// Settings for a catch-up, undone by `releaseMemory`: a 64 MiB page cache (with the
-    /// default 2 MiB, a batch's random-keyed inserts spill pages mid-transaction and write the
-    /// same pages many times), and a WAL checkpointed every 64 MiB instead of every 4 MiB (each
+    /// Settings for a catch-up or an import, undone by `releaseMemory`: a 64 MiB page cache
+    /// (with the default 2 MiB, a batch's random-keyed inserts spill pages mid-transaction and
+    /// write the same pages many times, and once the library outgrows it every batch reads its
+    /// index pages back through the kernel: an import's last 10,000 notes of 100,000 took
+    /// 1.2–1.3× its first), and a WAL checkpointed every 64 MiB instead of every 4 MiB (each
     /// checkpoint copies again the index pages every batch since the last one touched, and
-    /// waits for two fsyncs).
-    func enterCatchUp() throws {
-        guard !catchingUp else { return }
+    /// waits for two fsyncs). Notes materialised meanwhile wait for the search index.
+    public func enterBulkWrite() throws {
+        guard !writingInBulk else { return }
         try database.execute("PRAGMA cache_size = -65536")
-        try database.execute("PRAGMA wal_autocheckpoint = \(Self.catchUpCheckpointPages)")
-        catchingUp = true
+        try database.execute("PRAGMA wal_autocheckpoint = \(Self.bulkWriteCheckpointPages)")
+        writingInBulk = true
     }
 
-    /// A catch-up is under way: its notes wait for the search index until it ends.
-    public var isCatchingUp: Bool { catchingUp }
+    /// A catch-up or an import is under way: its notes wait for the search index until it ends.
+    public var isWritingInBulk: Bool { writingInBulk }
 
     /// Tunes the process's heap for a long-lived daemon; process-wide, called once by notesd at
     /// start (and by notes-bench, for its in-process replicas): big buffers (sync batches) go
@@ -217,8 +219,8 @@ extension Replica {
         sentBlocksAwaitingUse = [:]
         sentBlocksAwaitingBytes = 0
         sentBlocksArrivalOrder = []
-        if catchingUp {
-            catchingUp = false
+        if writingInBulk {
+            writingInBulk = false
             try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             try database.execute("PRAGMA wal_autocheckpoint = 1000")
             try database.execute("PRAGMA cache_size = -2000")
@@ -239,7 +241,7 @@ extension Replica {
     /// recomputes every record it touched. Stops at the first entry it cannot apply and says
     /// what it needs; what came before is committed.
     public func apply(_ entries: [EntryPayload], now: UInt64) throws -> ApplyOutcome {
-        if entries.count >= Self.bulkBatchThreshold { try enterCatchUp() }
+        if entries.count >= Self.bulkBatchThreshold { try enterBulkWrite() }
         var outcome = ApplyOutcome()
         try write {
             // Each record the batch changed, with its revision stored last while it is whole

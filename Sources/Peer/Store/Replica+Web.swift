@@ -106,16 +106,6 @@ extension Replica {
         return try notesAwaitingSearchIndex
     }
 
-    /// Runs `body` with the notes it materialises left to `indexPendingSearch`, as a catch-up
-    /// leaves them: for a large import (`notes.createMany`), whose transaction would otherwise
-    /// spend most of its time in the search index (docs/benchmarks.md).
-    public func deferringSearchIndex<T>(_ body: () throws -> T) rethrows -> T {
-        let outer = searchIndexDeferred
-        searchIndexDeferred = true
-        defer { searchIndexDeferred = outer }
-        return try body()
-    }
-
     /// Notes waiting to be indexed (a catch-up is under way, or ended a moment ago).
     public var notesAwaitingSearchIndex: Int {
         get throws { try database.first("SELECT count(*) FROM search_pending") { $0.int(0) }.map(Int.init) ?? 0 }

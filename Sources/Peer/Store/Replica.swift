@@ -55,12 +55,11 @@ public final class Replica {
     /// The order blocks were sent in, oldest first (hashes taken up since may remain): the
     /// oldest go first when the cap is reached.
     var sentBlocksArrivalOrder: [BlockHash] = []
-    /// A catch-up's page cache and checkpoint interval are in force (see `enterCatchUp`).
-    var catchingUp = false
+    /// A catch-up's or an import's page cache and checkpoint interval are in force (see
+    /// `enterBulkWrite`).
+    var writingInBulk = false
     /// The second, read-only connection for work beside the engine's (`parallelReader()`).
     var parallelReaderConnection: ParallelReader?
-    /// Inside `deferringSearchIndex`: notes materialised go to `search_pending`, as in a catch-up.
-    var searchIndexDeferred = false
     /// Replicas whose vector entry the transaction in progress advanced (see `flushVector`).
     var changedVectorEntries = Set<ReplicaID>()
     private let lock: FileLock
