@@ -70,6 +70,12 @@ final class Household {
         let alphaCPU: Double
         /// What bravo wrote from spawn to done: the database, its WAL, and the socket.
         let bravoWrites: ProcessProbe.Writes
+        /// CPU and writes from spawn to all searchable: the final checkpoint (after "holds
+        /// all", docs/decisions.md) and the search index included.
+        let settledCPU: Double
+        let settledWrites: ProcessProbe.Writes
+        /// bravo's database once settled (its WAL checkpointed and truncated).
+        let databaseBytes: Int
     }
 
     /// bravo, empty and paired, starts and pulls the whole library from alpha.
@@ -81,28 +87,39 @@ final class Household {
         let alphaBefore = ProcessProbe.cpuMilliseconds(alpha.pid)
         let spawned = ContinuousClock.now
         let ready = try bravo.start()
-        let done = try Self.waitCaughtUp(bravo, notes: library.count)
+        // Measured as the answer saying "holds all" arrives: the catch-up's cost, not the
+        // checkpoint and the indexing that follow it (measured once settled, below).
+        var bravoCPU = 0.0, alphaCPU = 0.0
+        var bravoWrites = ProcessProbe.Writes()
+        let done = try Self.waitCaughtUp(bravo, notes: library.count) {
+            bravoCPU = ProcessProbe.cpuMilliseconds(bravo.pid)
+            alphaCPU = ProcessProbe.cpuMilliseconds(alpha.pid) - alphaBefore
+            bravoWrites = ProcessProbe.writes(bravo.pid)
+        }
         let total = Measure.milliseconds(done - spawned)
         let counts = proxy.counts
-        // Measured at "holds all": the catch-up's cost, not the indexing that follows it.
-        let bravoCPU = ProcessProbe.cpuMilliseconds(bravo.pid), alphaCPU = ProcessProbe.cpuMilliseconds(alpha.pid) - alphaBefore
-        let bravoWrites = ProcessProbe.writes(bravo.pid)
         let searchable = try Self.waitIndexed(bravo)
+        let databaseBytes = (try? FileManager.default.attributesOfItem(atPath: bravo.databasePath)[.size] as? Int) ?? 0
         return InitialSync(
             fromSpawn: total, fromReady: total - ready, searchableFromReady: Measure.milliseconds(searchable - spawned) - ready,
-            wireBytes: counts.toTarget + counts.fromTarget, bravoCPU: bravoCPU, alphaCPU: alphaCPU, bravoWrites: bravoWrites)
+            wireBytes: counts.toTarget + counts.fromTarget, bravoCPU: bravoCPU, alphaCPU: alphaCPU, bravoWrites: bravoWrites,
+            settledCPU: ProcessProbe.cpuMilliseconds(bravo.pid), settledWrites: ProcessProbe.writes(bravo.pid), databaseBytes: databaseBytes)
     }
 
     /// Asks `daemon` to sync and waits until it has a session and is caught up with it (and,
     /// when `notes` is given, holds that many). Returns when the answer saying so arrived.
     @discardableResult
-    static func waitCaughtUp(_ daemon: BenchDaemon, notes: Int? = nil, timeout: Duration = .seconds(300)) throws -> ContinuousClock.Instant {
+    /// `atAnswer` runs as each answer saying "caught up" arrives, before anything else is asked.
+    static func waitCaughtUp(
+        _ daemon: BenchDaemon, notes: Int? = nil, timeout: Duration = .seconds(300), atAnswer: () -> Void = {}
+    ) throws -> ContinuousClock.Instant {
         let client = try daemon.client()
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let result = try client.call(ControlMethods.Sync.self, SyncParams(wait: true, timeoutMs: 240_000), timeout: .seconds(250))
             let answered = ContinuousClock.now
             if result.caughtUp, result.peers.contains(where: \.connected) {
+                atAnswer()
                 guard let notes else { return answered }
                 if try client.call(ControlMethods.Status.self).noteCount >= notes { return answered }
             }

@@ -296,6 +296,27 @@ final class LoneDevice {
         #expect(try home.run(bob) { try $0.replica.integrityProblems() } == [])
     }
 
+    /// "Holds all" does not wait for the catch-up's final checkpoint: `sync --wait` is
+    /// answered in the turn the catch-up ends, the memory and settings are given back at the
+    /// next turn, at the same moment (docs/decisions.md).
+    @Test func aCatchUpIsAnsweredBeforeItsMemoryIsGivenBack() throws {
+        let home = try TestHousehold(["alice", "bob"])
+        let (alice, bob) = (home["alice"], home["bob"])
+        let count = Replica.bulkBatchThreshold * 4
+        let notes = (0..<count).map { NoteCreateParams(title: "Medlar \($0)", html: "<p>medlars number \($0)</p>") }
+        _ = try home.run(alice) { try $0.notesCreateMany(NotesCreateManyParams(notes: notes)) }
+        try home.wait("alice's import settled", on: alice) { try $0.status().notesToIndex == nil }
+        try home.pair(bob, with: alice)
+        let result = try home.sync(bob, SyncParams(wait: true, timeoutMs: 60_000))
+        let answeredAt = home.lan.now
+        #expect(result.caughtUp)
+        #expect(try home.run(bob) { try $0.status().noteCount } >= count)
+        #expect(try home.run(bob) { $0.replica.isWritingInBulk }, "the catch-up's settings are still in force when it is answered")
+        try home.wait("bob gave the catch-up's memory back", on: bob) { !$0.replica.isWritingInBulk }
+        #expect(home.lan.now == answeredAt, "at the next turn, not after a delay")
+        try home.wait("bob indexed them", on: bob) { try $0.status().notesToIndex == nil }
+    }
+
     @Test func aLargeImportIsWrittenInBulkAndIndexedForSearchOnceItEnds() throws {
         let home = try TestHousehold(["alice"])
         let alice = home["alice"]

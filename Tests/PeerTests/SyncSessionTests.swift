@@ -235,6 +235,35 @@ struct Dance {
         #expect(try b.note(id)?.body.count == 2_000)
         #expect(largest <= 2 * dance.sessionA.configuration.maxBatchBytes)
     }
+
+    /// The sender makes one batch per turn and the next is due at once, so the shell sends
+    /// the first before the rest are read (docs/decisions.md, "The catch-up's first batch
+    /// sooner"); the window still bounds what is in flight.
+    @Test func aCatchUpSendsOneBatchPerTurnUpToTheWindow() throws {
+        let text = String(repeating: "words ", count: 200)
+        let ids = try (0..<40).map { try a.createNote(title: "note \($0)", body: paragraphs([text]), now: 1_000 + UInt64($0)) }
+        var dance = Dance(a, b, maxBatchBytes: 4 * 1024)
+        try dance.stepToA()  // B's hello: A starts streaming
+        let batches = { (frames: [Frame]) in frames.filter { if case .entries = $0 { true } else { false } }.count }
+        #expect(batches(dance.toB) == 1)
+        #expect(try #require(dance.sessionA.nextDeadline) <= dance.now, "the next batch is due at once")
+        let window = dance.sessionA.configuration.window
+        for inFlight in 2...window {
+            dance.tick(by: 0)
+            #expect(batches(dance.toB) == inFlight)
+        }
+        #expect(try #require(dance.sessionA.nextDeadline) > dance.now, "a full window waits for acks")
+        dance.tick(by: 0)
+        #expect(batches(dance.toB) == window)
+        for _ in 0..<1_000 {
+            if dance.toA.isEmpty && dance.toB.isEmpty && !(dance.sessionA.nextDeadline.map { $0 <= dance.now } ?? false) { break }
+            if !dance.toB.isEmpty { try dance.stepToB() }
+            if !dance.toA.isEmpty { try dance.stepToA() }
+            dance.tick(by: 0)
+        }
+        #expect(try ids.allSatisfy { try b.note($0) != nil })
+        #expect(dance.sessionA.isCaughtUp(store: a) && dance.sessionB.isCaughtUp(store: b))
+    }
 }
 
 @Suite struct FrameCodecTests {

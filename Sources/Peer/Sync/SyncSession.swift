@@ -89,6 +89,9 @@ public struct SyncSession {
         var receiver: Receiver
         /// Our vector as the peer last learned it (Hello, a batch, an ack or a `have`).
         var announced: VersionVector
+        /// The window has room and the peer lacks more: the next batch is made at the next
+        /// `tick`, due at this time (the batch before it went out first; see `pump`).
+        var pumpDueAt: UInt64?
     }
 
     enum State {
@@ -185,6 +188,7 @@ public struct SyncSession {
         case .running(let running):
             var deadline = min(lastSent + configuration.keepaliveInterval, lastReceived + configuration.silenceLimit)
             if let oldest = running.sender.inflight.first { deadline = min(deadline, oldest.sentAt + configuration.ackTimeout) }
+            if let pumpDueAt = running.pumpDueAt { deadline = min(deadline, pumpDueAt) }
             return deadline
         }
     }
@@ -236,6 +240,14 @@ public struct SyncSession {
             if now >= lastReceived + configuration.silenceLimit {
                 close("the peer was silent for \(configuration.silenceLimit / 1000) s", output: &output)
                 break
+            }
+            if let due = running.pumpDueAt, now >= due {
+                do {
+                    try pump(&running, store: store, now: now, output: &output)
+                } catch {
+                    close("local database error: \(error)", output: &output)
+                    break
+                }
             }
             if let oldest = running.sender.inflight.first, now >= oldest.sentAt + configuration.ackTimeout {
                 // A batch or its ack was lost: restart the stream from what the peer acknowledged.
@@ -405,8 +417,12 @@ public struct SyncSession {
         output.events.append(.progress)
     }
 
-    /// Sends batches while the window allows and there is something the peer lacks.
+    /// Sends batches while the window allows and there is something the peer lacks, one per
+    /// call: with more to send, the next is due at once (`pumpDueAt`), so the shell sends
+    /// this one while the next is read. Making the window's four batches in one turn held
+    /// the first back ~100 ms of a 10,000-note catch-up, with the receiver idle.
     private func pump(_ running: inout Running, store: SyncStore, now: UInt64, output: inout Output) throws {
+        running.pumpDueAt = nil
         // Every batch is acknowledged, yet the peer lacks something we sent: it refused part of
         // a batch and its request to restart was lost. Restart from what it has, in a new epoch.
         if running.sender.inflight.isEmpty && !running.sender.ackedVector.dominates(running.sender.sentVector) {
@@ -435,6 +451,10 @@ public struct SyncSession {
             running.sender.inflight.append((number, now))
             running.announced = store.vector
             output.frames.append(.entries(EntriesBatch(batch: number, epoch: running.sender.epoch, senderVector: store.vector, entries: slim)))
+            if running.sender.inflight.count < configuration.window, store.vector.entriesAhead(of: running.sender.sentVector) > 0 {
+                running.pumpDueAt = now
+                return
+            }
         }
     }
 
