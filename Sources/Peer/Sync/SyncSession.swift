@@ -180,7 +180,8 @@ public struct SyncSession {
     /// True when neither side lacks anything the other has told it about.
     public func isCaughtUp(store: SyncStore) -> Bool { status(store: store) == .idle }
 
-    /// When `tick` must next be called (keepalive, silence, ack and Hello timeouts).
+    /// When `tick` must next be called (keepalive, silence, ack and Hello timeouts, the next
+    /// batch of a catch-up).
     public var nextDeadline: UInt64? {
         switch state {
         case .closed: return nil
@@ -226,7 +227,7 @@ public struct SyncSession {
         return finish(output, now: now)
     }
 
-    /// Time passed: keepalive, silence, ack and Hello timeouts.
+    /// Time passed: keepalive, silence, ack and Hello timeouts, the next batch of a catch-up.
     public mutating func tick(store: SyncStore, now: UInt64) -> Output {
         var output = Output()
         switch state {
