@@ -115,11 +115,11 @@ extension EngineCore {
         // a larger page cache, fewer checkpoints, its notes indexed for search after it, in
         // steps (EngineCore+SearchIndex), so an import pays for its notes, not their index.
         // The settings last while batches keep coming (`bulkImportSettles`).
+        let now = self.now
         if prepared.count >= Replica.bulkBatchThreshold {
             try replica.enterBulkWrite()
             bulkImportSettles = now + Self.bulkImportSettleInterval
         }
-        let now = self.now
         let ids = try replica.inOneTransaction {
             try prepared.map { entry in
                 let note = params.notes[entry.index]
@@ -128,7 +128,6 @@ extension EngineCore {
                     color: note.color, created: entry.created, modified: entry.modified, now: now)
             }
         }
-        if replica.isWritingInBulk { searchIndexBacklog = try replica.notesAwaitingSearchIndex }
         if !ids.isEmpty { committed(.local) }
         // Each summary costs what it touches (its id's neighbours, its folder's path), not the
         // library (docs/benchmarks.md, "Cost that grows with the library").

@@ -151,8 +151,8 @@ public final class EngineCore {
     /// Where household key rotation stands (EngineCore+KeyRotation).
     var keyRotation: KeyRotation.Status = .notMember
     public private(set) var stopped = false
-    /// Notes a catch-up left for the search index, as last counted; indexed in steps while
-    /// no catch-up runs (EngineCore+SearchIndex).
+    /// Notes a catch-up or an import left for the search index, as counted when their bulk
+    /// settings were given back; indexed in steps after that (EngineCore+SearchIndex).
     var searchIndexBacklog = 0
     /// When an import's bulk settings (Replica.enterBulkWrite) are given back if no further
     /// large `notes.createMany` batch came; nil when none is in force for an import.

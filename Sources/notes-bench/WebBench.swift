@@ -31,11 +31,10 @@ enum WebBench {
             _ = try web.rpc("notes.get", #"{"id":"\#(household.library[index % household.library.count].id)"}"#)
         }
         table.add(["notes.get over HTTP", "300", Measure.ms(Measure.percentile(get, 0.5)), Measure.ms(Measure.percentile(get, 0.95)), "≤ 2 ms", Verdict.of(Measure.percentile(get, 0.5) <= 2)])
-        let queries = searchQueries
         var query = 0
         let search = try Measure.repeatedly(runs: 200) {
             query += 1
-            _ = try web.rpc("notes.search", #"{"query":"\#(queries[query % queries.count])","limit":50}"#)
+            _ = try web.rpc("notes.search", #"{"query":"\#(searchQueries[query % searchQueries.count])","limit":50}"#)
         }
         // The same calls on the control socket, under the same load: what HTTP adds.
         let control = try alpha.client()
@@ -43,7 +42,7 @@ enum WebBench {
         table.add(["notes.list over the control socket (comparison)", "30", Measure.ms(Measure.percentile(socketList, 0.5)), Measure.ms(Measure.percentile(socketList, 0.95)), "-", "-"])
         let socketSearch = try Measure.repeatedly(runs: 200) {
             query += 1
-            _ = try control.call(ControlMethods.NotesSearch.self, NotesSearchParams(query: queries[query % queries.count], limit: 50))
+            _ = try control.call(ControlMethods.NotesSearch.self, NotesSearchParams(query: searchQueries[query % searchQueries.count], limit: 50))
         }
         table.add(["notes.search over the control socket (comparison)", "200", Measure.ms(Measure.percentile(socketSearch, 0.5)), Measure.ms(Measure.percentile(socketSearch, 0.95)), "-", "-"])
         table.add(["notes.search over HTTP (limit 50)", "200", Measure.ms(Measure.percentile(search, 0.5)), Measure.ms(Measure.percentile(search, 0.95)), "p50 ≤ 5 ms", Verdict.of(Measure.percentile(search, 0.5) <= 5)])

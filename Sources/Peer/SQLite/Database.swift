@@ -15,10 +15,10 @@ public final class Database {
     /// SQLite rolled the whole transaction back under a savepoint (see `savepoint`).
     private var transactionAborted = false
 
-    /// Opens (creating if needed) the database at `path`.
     /// Process-wide SQLite settings, made once before the first connection opens.
     private static let configured: Void = notesd_sqlite3_without_memory_statistics()
 
+    /// Opens (creating if needed) the database at `path`.
     public init(path: String, readOnly: Bool = false) throws {
         Self.configured
         var handle: OpaquePointer?

@@ -169,14 +169,16 @@ extension Replica {
     /// Indexes with fewer documents than this are searched in one piece.
     public static let searchSplitFrom: Int64 = 2_000
 
+    /// `summaryColumns` of the notes table as a search names them (`n.id, n.title, …`).
+    static let searchSummaryColumns = summaryColumns.split(separator: ",").map { "n." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+
     /// The best `search.limit` matches in `part` of the index, on `database` (this replica's
     /// own connection, or its `ParallelReader`'s): no tags yet (`withTags` adds them to the
     /// hits kept). Reads nothing but through `database`, so the two halves of a search can
     /// run at once, each on its own connection.
     public func rankedMatches(_ search: PreparedSearch, part: SearchPart, on database: Database) throws -> [SearchResult] {
-        let columns = Self.summaryColumns.split(separator: ",").map { "n." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
         var sql = """
-            SELECT \(columns), s.rank, snippet(note_search, -1, char(2), char(3), '…', 16)
+            SELECT \(Self.searchSummaryColumns), s.rank, snippet(note_search, -1, char(2), char(3), '…', 16)
             FROM note_search s JOIN notes n ON n.id = s.note
             WHERE note_search MATCH ?1 AND s.rank MATCH 'bm25(0.0, 10.0, 1.0)' AND n.trashed = 0
             """
