@@ -227,6 +227,37 @@ import TestSupport
         #expect(try b.integrityProblems() == [])
     }
 
+    /// The checks made ahead on the network thread (`EntryPayload.checked()`) refuse what
+    /// `apply` refuses making them itself, and accept what it accepts.
+    @Test func entriesCheckedAheadAreAppliedAndRefusedAsUncheckedOnes() throws {
+        _ = try a.createNote(title: "1", body: paragraphs(["fine"]), now: 1_000)
+        _ = try a.createNote(title: "2", body: paragraphs(["evil"]), now: 1_000)
+        _ = try a.createNote(title: "3", body: paragraphs(["never"]), now: 1_000)
+        let entries = try a.entries(missingFrom: VersionVector())
+        #expect(entries.map { $0.checked() } == entries, "checks are not part of an entry's identity")
+        guard case .full(var data, let blocks) = entries[1].content else { Issue.record("expected full content"); return }
+        data[data.count / 2] ^= 0xFF
+        let tampered = EntryPayload(dot: entries[1].dot, revision: entries[1].revision, content: .full(data: data, blocks: blocks))
+        #expect(tampered.checked().checks?.revisionMatches == false)
+        #expect(entries[0].checked().checks?.revisionMatches == true)
+        if case .full(_, let firstBlocks) = entries[0].content {
+            #expect(entries[0].checked().checks?.blockHashes == firstBlocks.map(RevisionCodec.blockHash))
+        }
+        let outcome = try b.apply([entries[0].checked(), tampered.checked(), entries[2].checked()], now: 2_000)
+        #expect(outcome.applied == 1)
+        #expect(outcome.rejected?.contains("does not hash to its id") == true)
+        // A block that does not decode, found ahead, refuses its entry.
+        guard case .full(let goodData, var goodBlocks) = entries[1].content, !goodBlocks.isEmpty else { Issue.record("expected blocks"); return }
+        goodBlocks[0] = [0xFF, 0xFF, 0xFF]
+        let badBlock = EntryPayload(dot: entries[1].dot, revision: entries[1].revision, content: .full(data: goodData, blocks: goodBlocks)).checked()
+        #expect(badBlock.checks?.blockHashes == nil)
+        #expect(try b.apply([badBlock], now: 2_000).rejected?.contains("a block does not decode") == true)
+        // Checked entries apply as the unchecked ones do.
+        #expect(try b.apply(Array(entries[1...]).map { $0.checked() }, now: 2_000).applied == 2)
+        #expect(try b.listNotes().map(\.title).sorted() == ["1", "2", "3"])
+        #expect(try b.integrityProblems() == [])
+    }
+
     @Test func clocksSkewedByHoursStillConverge() throws {
         let hour: UInt64 = 3_600_000
         let start: UInt64 = 1_700_000_000_000

@@ -613,7 +613,7 @@ private final class Loop: @unchecked Sendable {
             frames.reserveCapacity(output.frames.count)
             for plaintext in output.frames {
                 do {
-                    frames.append(try FrameCodec.decode(plaintext))
+                    frames.append(try FrameCodec.decode(plaintext).checked())
                 } catch {
                     if !frames.isEmpty { handOver(frames, from: connection, bytes: output.frames.reduce(0) { $0 + $1.count }) }
                     drop(connection, reason: "malformed frame from \(connection.label): \(error)")

@@ -284,7 +284,7 @@ extension Replica {
                 case .purged(let stub):
                     header = stub
                 case .full(let data, _):
-                    guard Sodium.hash256(data) == entry.revision else {
+                    guard entry.checks?.revisionMatches ?? (Sodium.hash256(data) == entry.revision) else {
                         outcome.rejected = "entry \(entry.dot): revision data does not hash to its id \(entry.revision.short)"
                         break entryLoop
                     }
@@ -309,14 +309,13 @@ extension Replica {
                 case .purged:
                     try insertPurgedRevision(id: entry.revision, header: header)
                 case .full(let data, let blocks):
-                    var supplied: [BlockHash: [UInt8]] = [:]
-                    for encoded in blocks {
-                        guard (try? Block(encoded: encoded)) != nil else {
-                            outcome.rejected = "entry \(entry.dot): a block does not decode"
-                            break entryLoop
-                        }
-                        supplied[RevisionCodec.blockHash(encoded)] = encoded
+                    guard let hashes = entry.checks.map(\.blockHashes) ?? EntryPayload.blockHashes(blocks) else {
+                        outcome.rejected = "entry \(entry.dot): a block does not decode"
+                        break entryLoop
                     }
+                    var supplied: [BlockHash: [UInt8]] = [:]
+                    supplied.reserveCapacity(hashes.count)
+                    for (hash, encoded) in zip(hashes, blocks) { supplied[hash] = encoded }
                     let missing = try insertRevision(id: entry.revision, header: header, data: data, newBlocks: supplied)
                     guard missing.isEmpty else {
                         outcome.need = .blocks(missing)

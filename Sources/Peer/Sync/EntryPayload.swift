@@ -13,14 +13,62 @@ public struct EntryPayload: Hashable, Sendable {
         case purged(RevisionHeader)
     }
 
+    /// The checks `Replica.apply` makes of an entry that need nothing but the entry, made
+    /// ahead of it (`checked()`): on the network thread, on the other core from the engine's,
+    /// where a catch-up's engine thread is the bottleneck (docs/decisions.md).
+    public struct Checks: Sendable {
+        /// The encoded revision hashes to the entry's id; nil for edited content, whose
+        /// encoding is only whole once rebuilt from the parent's body.
+        public let revisionMatches: Bool?
+        /// Each sent block's hash, in order; nil when one of them does not decode.
+        public let blockHashes: [BlockHash]?
+    }
+
     public let dot: Dot
     public let revision: RevisionID
     public let content: Content
+    /// Made by `checked()`; not part of the entry's identity (`==` ignores it).
+    public private(set) var checks: Checks?
 
     public init(dot: Dot, revision: RevisionID, content: Content) {
         self.dot = dot
         self.revision = revision
         self.content = content
+    }
+
+    public static func == (left: EntryPayload, right: EntryPayload) -> Bool {
+        left.dot == right.dot && left.revision == right.revision && left.content == right.content
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(dot)
+        hasher.combine(revision)
+        hasher.combine(content)
+    }
+
+    /// The entry with its `checks` made.
+    public func checked() -> EntryPayload {
+        var entry = self
+        switch content {
+        case .full(let data, let blocks):
+            entry.checks = Checks(revisionMatches: Sodium.hash256(data) == revision, blockHashes: Self.blockHashes(blocks))
+        case .edited(_, _, _, let blocks):
+            entry.checks = Checks(revisionMatches: nil, blockHashes: Self.blockHashes(blocks))
+        case .purged:
+            break
+        }
+        return entry
+    }
+
+    /// Each block's hash, in order, or nil when one does not decode (the entry is refused).
+    static func blockHashes(_ blocks: [[UInt8]]) -> [BlockHash]? {
+        var hashes: [BlockHash] = []
+        hashes.reserveCapacity(blocks.count)
+        for encoded in blocks {
+            guard (try? Block(encoded: encoded)) != nil else { return nil }
+            hashes.append(RevisionCodec.blockHash(encoded))
+        }
+        return hashes
     }
 
     /// Roughly what it costs on the wire, for batching.

@@ -90,6 +90,16 @@ public struct EntriesBatch: Hashable, Sendable {
     }
 }
 
+extension Frame {
+    /// The frame with its entries' checks made (`EntryPayload.checked()`), for a receiver to
+    /// make them off the thread that applies the entries.
+    public func checked() -> Frame {
+        guard case .entries(var batch) = self else { return self }
+        batch.entries = batch.entries.map { $0.checked() }
+        return .entries(batch)
+    }
+}
+
 /// Encodes and decodes frames. Every count and length is checked against a cap before
 /// anything is allocated; malformed input is a `DecodeError`, never a crash.
 public enum FrameCodec {
