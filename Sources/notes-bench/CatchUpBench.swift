@@ -4,7 +4,7 @@ import Peer
 
 /// The receiving side of a catch-up alone, in-process (issue 18): a 10,000-note library sent
 /// to an empty replica in the daemon's batches, with the time and CPU of `Replica.apply`
-/// measured apart from the sender's `entries(missingFrom:)`. No network, encryption or session:
+/// measured apart from the sender's `entries(missingFrom:)` and the entries' checks. No network, encryption or session:
 /// what the receiver's storage costs, and a run small enough to profile
 /// (`valgrind --tool=callgrind`, `perf record`). The source library is written once per run of
 /// the benchmark; each repetition applies it to a new, empty replica.
@@ -36,6 +36,10 @@ enum CatchUpBench {
             "median of \(repetitions) (\(runs.map { Measure.ms($0.applyWall) }.joined(separator: ", "))); thread CPU \(Measure.ms(median(\.applyCPU))); \(runs[0].batches) batches",
         ])
         table.add([
+            "the entries' checks (`EntryPayload.checked`)", Measure.ms(median(\.checkWall)),
+            "made before `apply`, as the daemon's network thread makes them while its engine thread applies",
+        ])
+        table.add([
             "then checkpoint and shrink (`releaseMemory`)", Measure.ms(median(\.settleWall)),
             "what the daemon does once caught up",
         ])
@@ -51,7 +55,7 @@ enum CatchUpBench {
 
     /// One replication to an empty replica, timed by part.
     struct Repetition {
-        var applyWall = 0.0, sendWall = 0.0, settleWall = 0.0
+        var applyWall = 0.0, sendWall = 0.0, settleWall = 0.0, checkWall = 0.0
         /// CPU of the applying thread alone, and of the process over the whole replication.
         var applyCPU = 0.0, processCPU = 0.0
         var batches = 0, writtenBytes = 0, finalSize = 0
@@ -68,12 +72,15 @@ enum CatchUpBench {
         while true {
             let (batch, sent) = try Measure.once { try source.entries(missingFrom: copy.vector, maxCount: batching.maxBatchEntries, maxBytes: batching.maxBatchBytes) }
             guard !batch.isEmpty else { break }
+            // The daemon makes these checks on its network thread as each frame is decoded.
+            let (checked, checking) = Measure.once { batch.map { $0.checked() } }
             let cpuBefore = Measure.threadCPUMilliseconds()
-            let (outcome, applied) = try Measure.once { try copy.apply(batch, now: unixMilliseconds()) }
+            let (outcome, applied) = try Measure.once { try copy.apply(checked, now: unixMilliseconds()) }
             result.applyCPU += Measure.threadCPUMilliseconds() - cpuBefore
             if let need = outcome.need { throw BenchError("in-process replication stopped: the copy needs \(need)") }
             if let rejected = outcome.rejected { throw BenchError("the copy refused an entry: \(rejected)") }
             result.sendWall += sent
+            result.checkWall += checking
             result.applyWall += applied
             result.batches += 1
         }

@@ -21,7 +21,7 @@ import TestSupport
     /// counting the revisions of every record that use it, and heads indexed by revision.
     static let undoMigration10 = """
         CREATE TABLE blocks_before (hash BLOB NOT NULL UNIQUE, refs INTEGER NOT NULL, data BLOB NOT NULL);
-        INSERT INTO blocks_before (hash, refs, data) SELECT hash, sum(refs), data FROM blocks GROUP BY hash ORDER BY min(rowid);
+        INSERT INTO blocks_before (hash, refs, data) SELECT hash, sum(refs), data FROM blocks GROUP BY hash ORDER BY hash;
         DROP TABLE blocks; ALTER TABLE blocks_before RENAME TO blocks;
         CREATE TABLE heads_before (
             record BLOB NOT NULL, revision BLOB NOT NULL REFERENCES revisions(id), kind INTEGER NOT NULL,
@@ -79,6 +79,53 @@ import TestSupport
         let sharedHash = RevisionCodec.blockHash(Block.paragraph(shared).encoded())
         let holders = try migrated.database.first("SELECT count(*) FROM blocks WHERE hash = ?1", [.hash(sharedHash)]) { $0.int(0) }
         #expect(holders == 2)
+    }
+
+    /// Puts a database of schema 12 back as schema 11 left it: blocks in a rowid table beside
+    /// a unique index of (record, hash).
+    static let undoMigration12 = """
+        CREATE TABLE blocks_rowid (
+            record BLOB NOT NULL, hash BLOB NOT NULL, refs INTEGER NOT NULL, data BLOB NOT NULL, UNIQUE (record, hash));
+        INSERT INTO blocks_rowid (record, hash, refs, data) SELECT record, hash, refs, data FROM blocks;
+        DROP TABLE blocks; ALTER TABLE blocks_rowid RENAME TO blocks;
+        """
+
+    @Test func migratingBlocksIntoTheirKeysOwnBTreeKeepsEveryBlockAndItsReferences() throws {
+        let first = try a.createNote(title: "First", body: paragraphs(["one", "two", "three"]), now: 1_000)
+        try a.editNote(first, NoteEdit(body: paragraphs(["one", "two, edited", "three"])), now: 2_000)
+        _ = try a.createNote(title: "Second", body: paragraphs(["one", "four"]), now: 3_000)
+        let before = try bodies(a)
+        let everyBlock = "SELECT group_concat(hex(record) || hex(hash) || refs || hex(data), ',') FROM (SELECT * FROM blocks ORDER BY record, hash)"
+        let blocksBefore = try a.database.first(everyBlock) { $0.text(0) }
+
+        let path = directory.file("schema11.db")
+        try a.database.execute("VACUUM INTO '\(path)'")
+        do {
+            let older = try Database(path: path)
+            try older.execute(Self.undoMigration12 + "PRAGMA user_version = 11;")
+        }
+        let migrated = try Replica(path: path)
+        #expect(try migrated.database.userVersion == Schema.migrations.count)
+        #expect(try migrated.database.first("SELECT sql FROM sqlite_schema WHERE name = 'blocks'") { $0.text(0) }?.contains("WITHOUT ROWID") == true)
+        #expect(try rows(migrated.database, "SELECT count(*) FROM sqlite_schema WHERE name = 'blocks_keyed'") == 0)
+        #expect(try migrated.database.first(everyBlock) { $0.text(0) } == blocksBefore)
+        #expect(try bodies(migrated) == before)
+        #expect(try migrated.integrityProblems() == [])
+        // It goes on storing and sharing blocks as before.
+        try migrated.editNote(first, NoteEdit(body: paragraphs(["one", "five"])), now: 4_000)
+        #expect(try migrated.note(first)?.body == paragraphs(["one", "five"]))
+        #expect(try migrated.integrityProblems() == [])
+    }
+
+    /// Blocks are inserted up to 16 to a statement: a body of 40, with repeats, arrives whole.
+    @Test func aBodyOfMoreBlocksThanOneInsertTakesArrivesWhole() throws {
+        let texts = (1...40).map { "paragraph \($0 % 30)" }
+        let long = try a.createNote(title: "Long", body: paragraphs(texts), now: 1_000)
+        try syncAll([a, b])
+        #expect(try b.note(long)?.body == paragraphs(texts))
+        #expect(try rows(b.database, "SELECT count(*) FROM blocks") == 30)
+        #expect(try rows(b.database, "SELECT sum(refs) FROM blocks") == 30)
+        #expect(try b.integrityProblems() == [])
     }
 
     @Test func aNeedIsAnsweredFromTheEntryThePeerLacksOrElseFromAnyRecord() throws {

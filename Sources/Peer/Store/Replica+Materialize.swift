@@ -136,7 +136,7 @@ extension Replica {
         case .note where heads.count == 1 && erased.isEmpty && !(single?.purged ?? true):
             // One head: the state is that revision as stored; no block needs reading.
             let row = single!
-            guard case .note(let stored) = try RevisionCodec.decodeStored(row.data).content else { return }
+            guard case .note(let stored) = try row.decoded ?? RevisionCodec.decodeStored(row.data).content else { return }
             try writeNoteRow(record, stored, stamp: row.stamp)
         case .note:
             var blockHashes: [Block: BlockHash] = [:]

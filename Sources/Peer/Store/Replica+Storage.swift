@@ -15,6 +15,9 @@ extension Replica {
         let tombstone: Bool
         let purged: Bool
         let data: [UInt8]
+        /// `data` decoded already, when it was (a received entry's checks), so materialising
+        /// it does not decode it again.
+        var decoded: RevisionCodec.StoredContent? = nil
 
         var stamp: Stamp { Stamp(hlc: hlc, revision: id) }
     }
@@ -253,17 +256,43 @@ extension Replica {
         for hash in sentAhead {
             sentBlocksAwaitingBytes -= sentBlocksAwaitingUse.removeValue(forKey: hash)?.count ?? 0
         }
+        var sent: [(BlockHash, [UInt8])] = []
         for (hash, encoded) in supplied {
             if let encoded {
-                try database.run(
-                    "INSERT INTO blocks (record, hash, refs, data) VALUES (?1, ?2, 1, ?3) ON CONFLICT(record, hash) DO UPDATE SET refs = refs + 1",
-                    [.record(record), .hash(hash), .blob(encoded)])
+                sent.append((hash, encoded))
             } else {
                 try database.run("UPDATE blocks SET refs = refs + 1 WHERE record = ?1 AND hash = ?2", [.record(record), .hash(hash)])
             }
         }
+        try insertBlocks(sent, of: record)
         try insertRow(id: id, header: header, purged: false, form: try storedForm(header, canonical: data))
         return []
+    }
+
+    /// Stores blocks of `record` with one reference each, or takes one more on those stored
+    /// already; up to `blockInsertRows` rows per statement, since running a statement costs
+    /// about what inserting a row does, and a note's body is about nine blocks.
+    private func insertBlocks(_ blocks: [(BlockHash, [UInt8])], of record: RecordID) throws {
+        var start = 0
+        while start < blocks.count {
+            let rows = blocks[start..<min(blocks.count, start + Self.blockInsertRows)]
+            var values: [SQLValue] = [.record(record)]
+            values.reserveCapacity(1 + 2 * rows.count)
+            for (hash, encoded) in rows {
+                values.append(.hash(hash))
+                values.append(.blob(encoded))
+            }
+            try database.run(Self.blockInserts[rows.count - 1], values)
+            start += rows.count
+        }
+    }
+
+    private static let blockInsertRows = 16
+    /// The block inserts of 1 to `blockInsertRows` rows, built once: ?1 is the record, then
+    /// each row's hash and data.
+    private static let blockInserts: [String] = (1...blockInsertRows).map { count in
+        let rows = (0..<count).map { "(?1, ?\(2 * $0 + 2), 1, ?\(2 * $0 + 3))" }.joined(separator: ", ")
+        return "INSERT INTO blocks (record, hash, refs, data) VALUES \(rows) ON CONFLICT(record, hash) DO UPDATE SET refs = refs + 1"
     }
 
     /// Stores the DAG position of a revision whose content was purged on the peer that sent it
@@ -386,9 +415,9 @@ extension Replica {
 
 extension Replica.RevisionRow {
     /// A whole revision stored just now, as its row reads back (the canonical encoding `data`).
-    init(_ id: RevisionID, header: RevisionHeader, data: [UInt8]) {
+    init(_ id: RevisionID, header: RevisionHeader, data: [UInt8], decoded: RevisionCodec.StoredContent? = nil) {
         self.init(
             id: id, record: header.record, kind: header.kind, hlc: header.hlc, author: header.author, parents: header.parents,
-            body: header.body, tombstone: header.isTombstone, purged: false, data: data)
+            body: header.body, tombstone: header.isTombstone, purged: false, data: data, decoded: decoded)
     }
 }

@@ -280,6 +280,7 @@ extension Replica {
                     content = .full(data: BodyDelta.join(prefix: prefix, body: body, suffix: suffix), blocks: blocks)
                 }
                 let header: RevisionHeader
+                var decoded: RevisionCodec.StoredContent?
                 switch content {
                 case .purged(let stub):
                     header = stub
@@ -289,7 +290,7 @@ extension Replica {
                         break entryLoop
                     }
                     do {
-                        header = try RevisionCodec.header(data)
+                        (header, decoded) = try entry.checks?.revisionDecoded?.get() ?? RevisionCodec.decodeStored(data)
                     } catch {
                         outcome.rejected = "entry \(entry.dot): \(error)"
                         break entryLoop
@@ -326,7 +327,7 @@ extension Replica {
                 try appendLog(entry.dot, revision: entry.revision)
                 try advanceHeads(record: header.record, kind: header.kind, parents: header.parents, to: entry.revision)
                 if case .full(let data, _) = content {
-                    touched[header.record] = (header.kind, RevisionRow(entry.revision, header: header, data: data))
+                    touched[header.record] = (header.kind, RevisionRow(entry.revision, header: header, data: data, decoded: decoded))
                 } else {
                     touched[header.record] = (header.kind, nil)
                 }

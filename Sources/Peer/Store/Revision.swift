@@ -216,8 +216,11 @@ public enum RevisionCodec {
         case device(Record<Device>)
     }
 
+    /// A revision decoded with its note body as block hashes (`decodeStored`).
+    public typealias Decoded = (header: RevisionHeader, content: StoredContent)
+
     /// The whole revision with note bodies as block hashes (no block is loaded).
-    public static func decodeStored(_ bytes: [UInt8]) throws -> (header: RevisionHeader, content: StoredContent) {
+    public static func decodeStored(_ bytes: [UInt8]) throws -> Decoded {
         try read(bytes) { reader, prefix in
             let content: StoredContent
             var body: [BlockHash] = []

@@ -272,5 +272,21 @@ enum Schema {
         DROP INDEX notes_in_list_order;
         CREATE INDEX notes_in_list_order ON notes(trashed, pinned, modified, id, title, folder, color, created, conflict_of);
         """,
+        // 12: blocks stored in their (record, hash) key's own b-tree, not in a rowid table
+        // beside a unique index of that key: nothing reads a block by rowid, so each block
+        // written costs one b-tree insert instead of two, and the library loses the index's
+        // pages (docs/decisions.md, "Blocks in their key's b-tree").
+        """
+        CREATE TABLE blocks_keyed (
+            record BLOB NOT NULL,
+            hash BLOB NOT NULL,
+            refs INTEGER NOT NULL,
+            data BLOB NOT NULL,
+            PRIMARY KEY (record, hash)
+        ) WITHOUT ROWID;
+        INSERT INTO blocks_keyed (record, hash, refs, data) SELECT record, hash, refs, data FROM blocks ORDER BY record, hash;
+        DROP TABLE blocks;
+        ALTER TABLE blocks_keyed RENAME TO blocks;
+        """,
     ]
 }

@@ -22,6 +22,8 @@ public struct EntryPayload: Hashable, Sendable {
         public let revisionMatches: Bool?
         /// Each sent block's hash, in order; nil when one of them does not decode.
         public let blockHashes: [BlockHash]?
+        /// The encoded revision decoded, or why it does not decode; nil for edited content.
+        public let revisionDecoded: Result<RevisionCodec.Decoded, DecodeError>?
     }
 
     public let dot: Dot
@@ -51,9 +53,11 @@ public struct EntryPayload: Hashable, Sendable {
         var entry = self
         switch content {
         case .full(let data, let blocks):
-            entry.checks = Checks(revisionMatches: Sodium.hash256(data) == revision, blockHashes: Self.blockHashes(blocks))
+            entry.checks = Checks(
+                revisionMatches: Sodium.hash256(data) == revision, blockHashes: Self.blockHashes(blocks),
+                revisionDecoded: Result { try RevisionCodec.decodeStored(data) }.mapError { $0 as? DecodeError ?? DecodeError("\($0)") })
         case .edited(_, _, _, let blocks):
-            entry.checks = Checks(revisionMatches: nil, blockHashes: Self.blockHashes(blocks))
+            entry.checks = Checks(revisionMatches: nil, blockHashes: Self.blockHashes(blocks), revisionDecoded: nil)
         case .purged:
             break
         }
