@@ -13,11 +13,15 @@ struct Dance {
     var eventsA: [SyncSession.Event] = [], eventsB: [SyncSession.Event] = []
     var now: UInt64 = 10_000
 
-    init(_ a: Replica, _ b: Replica, maxBatchBytes: Int? = nil) {
+    init(_ a: Replica, _ b: Replica, maxBatchBytes: Int? = nil, batchEntries: (first: Int, max: Int)? = nil) {
         self.a = a
         self.b = b
         var configurationA = SyncSession.Configuration(deviceName: "A"), configurationB = SyncSession.Configuration(deviceName: "B")
         if let maxBatchBytes { (configurationA.maxBatchBytes, configurationB.maxBatchBytes) = (maxBatchBytes, maxBatchBytes) }
+        if let batchEntries {
+            (configurationA.firstBatchEntries, configurationA.maxBatchEntries) = batchEntries
+            (configurationB.firstBatchEntries, configurationB.maxBatchEntries) = batchEntries
+        }
         let (sessionA, helloA) = SyncSession.start(configuration: configurationA, store: a, now: 10_000)
         let (sessionB, helloB) = SyncSession.start(configuration: configurationB, store: b, now: 10_000)
         self.sessionA = sessionA
@@ -261,6 +265,25 @@ struct Dance {
             if !dance.toA.isEmpty { try dance.stepToA() }
             dance.tick(by: 0)
         }
+        #expect(try ids.allSatisfy { try b.note($0) != nil })
+        #expect(dance.sessionA.isCaughtUp(store: a) && dance.sessionB.isCaughtUp(store: b))
+    }
+
+    /// A session's first batches are small and double up to the largest, so the receiver
+    /// starts applying before the sender has read a full batch.
+    @Test func aCatchUpsFirstBatchesDoubleUpToTheLargest() throws {
+        let ids = try (0..<40).map { try a.createNote(title: "note \($0)", body: paragraphs(["text \($0)"]), now: 1_000 + UInt64($0)) }
+        var dance = Dance(a, b, batchEntries: (first: 2, max: 8))
+        var sizes: [Int] = []
+        for _ in 0..<1_000 {
+            if dance.toA.isEmpty && dance.toB.isEmpty && !(dance.sessionA.nextDeadline.map { $0 <= dance.now } ?? false) { break }
+            for case .entries(let batch) in dance.toB { sizes.append(batch.entries.count) }
+            while !dance.toB.isEmpty { try dance.stepToB() }
+            while !dance.toA.isEmpty { try dance.stepToA() }
+            dance.tick(by: 0)
+        }
+        // 40 entries: 2, 4, 8, then 8 each, the rest last.
+        #expect(sizes == [2, 4, 8, 8, 8, 8, 2])
         #expect(try ids.allSatisfy { try b.note($0) != nil })
         #expect(dance.sessionA.isCaughtUp(store: a) && dance.sessionB.isCaughtUp(store: b))
     }

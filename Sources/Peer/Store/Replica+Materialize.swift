@@ -29,6 +29,14 @@ public struct Changes: Hashable, Sendable {
         if notes[id] == .created, change != .purged { return }
         notes[id] = change
     }
+
+    /// Adds the changes a later part of the same transaction made (a nested write's).
+    mutating func absorb(_ later: Changes) {
+        for (id, change) in later.notes { note(id, change) }
+        folders.formUnion(later.folders)
+        devices.formUnion(later.devices)
+        conflictCopies += later.conflictCopies
+    }
 }
 
 /// The revision DAG of one record, for finding merge bases.

@@ -180,11 +180,20 @@ public final class Replica {
     /// the in-memory mirrors are undone alone, and the outer body may go on.
     func write<T>(_ body: () throws -> T) throws -> T {
         if database.isInTransaction {
-            let saved = (clock, vector, offeredSeq, pendingChanges, changedVectorEntries)
+            let saved = (clock, vector, offeredSeq, changedVectorEntries)
+            // The outer body's changes are set aside rather than copied: a copy held while the
+            // nested body adds to them made every nested write copy them all (an import of n
+            // notes in one transaction copied n²/2 entries).
+            var outer = Changes()
+            swap(&outer, &pendingChanges)
             do {
-                return try database.transaction(body)
+                let result = try database.transaction(body)
+                outer.absorb(pendingChanges)
+                pendingChanges = outer
+                return result
             } catch {
-                (clock, vector, offeredSeq, pendingChanges, changedVectorEntries) = saved
+                (clock, vector, offeredSeq, changedVectorEntries) = saved
+                pendingChanges = outer
                 throw error
             }
         }

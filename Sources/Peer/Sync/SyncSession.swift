@@ -30,6 +30,11 @@ public struct SyncSession {
         /// window (4 batches) keeps memory flat. Live changes travel in batches of one.
         public var maxBatchEntries = 2_000
         public var maxBatchBytes = 2 * 1024 * 1024
+        /// A session's first batch holds at most this many entries, each next one twice as
+        /// many up to `maxBatchEntries` (250, 500, 1,000, 2,000): the receiver, whose applying
+        /// is a catch-up's bottleneck, starts once 250 entries are read and sent rather than
+        /// 2,000, and the larger batches follow while it applies.
+        public var firstBatchEntries = 250
         /// Unacknowledged batches allowed in flight.
         public var window = 4
         public var keepaliveInterval: UInt64 = 30_000
@@ -41,6 +46,12 @@ public struct SyncSession {
         public var maxFruitlessRewinds = 8
 
         public init(deviceName: String) { self.deviceName = deviceName }
+
+        /// The most entries batch `number` (the session's first is 1) may hold.
+        func batchEntries(_ number: UInt64) -> Int {
+            let doublings = min(number - 1, 16)
+            return max(1, min(maxBatchEntries, firstBatchEntries << Int(doublings)))
+        }
     }
 
     public enum Status: String, Sendable {
@@ -432,7 +443,7 @@ public struct SyncSession {
         }
         while running.sender.inflight.count < configuration.window {
             let entries = try store.entries(
-                missingFrom: running.sender.sentVector, maxCount: configuration.maxBatchEntries,
+                missingFrom: running.sender.sentVector, maxCount: configuration.batchEntries(running.sender.nextBatch),
                 maxBytes: configuration.maxBatchBytes)
             guard !entries.isEmpty else { return }
             var slim: [EntryPayload] = []
