@@ -81,3 +81,22 @@ import TestSupport
         #expect(storedOffered == replica.offeredSeq)
     }
 }
+
+/// The statement cache finds a statement by where its text is (`Database.statement`), and
+/// must never hand back another text's statement when a freed string's address is reused.
+@Suite struct StatementCacheTests {
+    @Test func textsMadeAndFreedOneAfterAnotherEachGetTheirOwnStatement() throws {
+        let directory = try TemporaryDirectory()
+        let database = try Database(path: directory.file("s.db"))
+        for round in 0..<3 {
+            for number in 0..<200 {
+                // A new string each time, freed at once: the allocator reuses addresses.
+                let sql = "SELECT \(number) + \(round) AS total, 'a text long enough to live on the heap'"
+                #expect(try database.first(sql) { $0.int(0) } == Int64(number + round))
+            }
+        }
+        let literal = "SELECT 'the literal' AS value, 'a text long enough to live on the heap'"
+        #expect(try database.first(literal) { $0.text(0) } == "the literal")
+        #expect(try database.first(literal) { $0.text(0) } == "the literal")
+    }
+}

@@ -71,7 +71,7 @@ extension Replica {
             }
         }
         var added: [BlockHash] = []
-        var seen = Set<BlockHash>()
+        var seen = Set<BlockHash>(minimumCapacity: row.body.count)
         for hash in row.body where !inherited.contains(hash) && seen.insert(hash).inserted { added.append(hash) }
         let blocks = try blockData(added, of: row.record)
         let full = EntryPayload(dot: dot, revision: id, content: .full(data: row.data, blocks: blocks))
