@@ -234,15 +234,15 @@ import TestSupport
         _ = try a.createNote(title: "2", body: paragraphs(["evil"]), now: 1_000)
         _ = try a.createNote(title: "3", body: paragraphs(["never"]), now: 1_000)
         let entries = try a.entries(missingFrom: VersionVector())
-        #expect(entries.map { $0.checked() } == entries, "checks are not part of an entry's identity")
+        #expect(entries.allSatisfy { $0.checked().checks != nil })
+        #expect(entries.map { $0.checked().hashValue } == entries.map(\.hashValue), "checks are not part of an entry's identity")
         guard case .full(var data, let blocks) = entries[1].content else { Issue.record("expected full content"); return }
         data[data.count / 2] ^= 0xFF
         let tampered = EntryPayload(dot: entries[1].dot, revision: entries[1].revision, content: .full(data: data, blocks: blocks))
         #expect(tampered.checked().checks?.revisionMatches == false)
         #expect(entries[0].checked().checks?.revisionMatches == true)
-        if case .full(_, let firstBlocks) = entries[0].content {
-            #expect(entries[0].checked().checks?.blockHashes == firstBlocks.map(RevisionCodec.blockHash))
-        }
+        guard case .full(_, let firstBlocks) = entries[0].content else { Issue.record("expected full content"); return }
+        #expect(entries[0].checked().checks?.blockHashes == firstBlocks.map(RevisionCodec.blockHash))
         let outcome = try b.apply([entries[0].checked(), tampered.checked(), entries[2].checked()], now: 2_000)
         #expect(outcome.applied == 1)
         #expect(outcome.rejected?.contains("does not hash to its id") == true)

@@ -82,6 +82,33 @@ import TestSupport
     }
 }
 
+/// What one transaction of several local changes reports (`Replica.lastChanges`): each
+/// nested write's changes join the outer ones as if made one after another.
+@Suite struct NestedChangesTests {
+    @Test func nestedWritesReportTheirChangesAsOneTransaction() throws {
+        let directory = try TemporaryDirectory()
+        let replica = try Replica(path: directory.file("r.db"), randomBytes: SeededBytes.source(seed: 3))
+        let edited = try replica.createNote(title: "edited", body: paragraphs(["a"]), now: 1_000)
+        let trashed = try replica.createNote(title: "trashed", body: paragraphs(["b"]), now: 1_000)
+        let purged = try replica.createNote(title: "purged", body: paragraphs(["c"]), now: 1_000)
+        var createdThenEdited: NoteID?, createdThenTrashed: NoteID?
+        try replica.inOneTransaction {
+            try replica.editNote(edited, NoteEdit(title: "edited, once"), now: 2_000)
+            _ = try replica.trashNote(trashed, now: 2_000)
+            try replica.purgeNote(purged, now: 2_000)
+            createdThenEdited = try replica.createNote(title: "new", body: paragraphs(["d"]), now: 2_000)
+            try replica.editNote(createdThenEdited!, NoteEdit(title: "new, edited"), now: 2_001)
+            createdThenTrashed = try replica.createNote(title: "new, trashed", body: paragraphs(["e"]), now: 2_000)
+            _ = try replica.trashNote(createdThenTrashed!, now: 2_001)
+            try replica.editNote(edited, NoteEdit(title: "edited, twice"), now: 2_002)
+        }
+        #expect(replica.lastChanges.notes == [
+            edited: .edited, trashed: .trashed, purged: .purged,
+            try #require(createdThenEdited): .created, try #require(createdThenTrashed): .created,
+        ])
+    }
+}
+
 /// The statement cache finds a statement by where its text is (`Database.statement`), and
 /// must never hand back another text's statement when a freed string's address is reused.
 @Suite struct StatementCacheTests {

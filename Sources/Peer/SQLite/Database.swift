@@ -78,7 +78,7 @@ public final class Database {
         var text = sql
         return try text.withUTF8 { utf8 in
             let slot = utf8.baseAddress.map { Int(bitPattern: UInt(bitPattern: $0) >> 4) % recent.count } ?? 0
-            if let candidate = recent[slot], candidate.hasText(utf8) { return candidate }
+            if let candidate = recent[slot], sameBytes(candidate.sql, utf8) { return candidate }
             let key = StatementKey(sql)
             let statement: Statement
             if let cached = cache[key] {
@@ -256,13 +256,17 @@ private struct StatementKey: Hashable {
     }
 
     static func == (lhs: StatementKey, rhs: StatementKey) -> Bool {
-        var (left, right) = (lhs.sql, rhs.sql)
-        return left.withUTF8 { leftBytes in
-            right.withUTF8 { rightBytes in
-                leftBytes.count == rightBytes.count
-                    && (leftBytes.isEmpty || memcmp(leftBytes.baseAddress!, rightBytes.baseAddress!, leftBytes.count) == 0)
-            }
-        }
+        var right = rhs.sql
+        return right.withUTF8 { sameBytes(lhs.sql, $0) }
+    }
+}
+
+/// Whether `text`'s UTF-8 is `bytes`, byte for byte (`memcmp`: SQL texts are compared on
+/// every statement run, and `String ==` compares them as Unicode).
+func sameBytes(_ text: String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    var text = text
+    return text.withUTF8 { own in
+        own.count == bytes.count && (own.isEmpty || memcmp(own.baseAddress!, bytes.baseAddress!, own.count) == 0)
     }
 }
 

@@ -1,7 +1,4 @@
 import CSQLite
-#if canImport(Glibc)
-import Glibc
-#endif
 import Merge
 
 /// A value SQLite can store, for binding parameters.
@@ -39,14 +36,6 @@ public final class Statement {
     }
 
     deinit { sqlite3_finalize(handle) }
-
-    /// Whether this statement's SQL is the text `utf8`, byte for byte.
-    func hasText(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
-        var text = sql
-        return text.withUTF8 { own in
-            own.count == utf8.count && (own.isEmpty || memcmp(own.baseAddress!, utf8.baseAddress!, own.count) == 0)
-        }
-    }
 
     /// Resets the statement and binds `values` to its parameters `?1`, `?2`, ….
     @discardableResult

@@ -48,7 +48,7 @@ public struct SyncSession {
         public init(deviceName: String) { self.deviceName = deviceName }
 
         /// The most entries batch `number` (the session's first is 1) may hold.
-        func batchEntries(_ number: UInt64) -> Int {
+        func maxEntries(inBatch number: UInt64) -> Int {
             let doublings = min(number - 1, 16)
             return max(1, min(maxBatchEntries, firstBatchEntries << Int(doublings)))
         }
@@ -443,7 +443,7 @@ public struct SyncSession {
         }
         while running.sender.inflight.count < configuration.window {
             let entries = try store.entries(
-                missingFrom: running.sender.sentVector, maxCount: configuration.batchEntries(running.sender.nextBatch),
+                missingFrom: running.sender.sentVector, maxCount: configuration.maxEntries(inBatch: running.sender.nextBatch),
                 maxBytes: configuration.maxBatchBytes)
             guard !entries.isEmpty else { return }
             var slim: [EntryPayload] = []
