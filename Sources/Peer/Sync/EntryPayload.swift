@@ -38,6 +38,8 @@ public struct EntryPayload: Hashable, Sendable {
         self.content = content
     }
 
+    /// Every field but `checks` (written out, so a field added to the entry must be added
+    /// here and to `hash(into:)`).
     public static func == (left: EntryPayload, right: EntryPayload) -> Bool {
         left.dot == right.dot && left.revision == right.revision && left.content == right.content
     }
