@@ -4,8 +4,9 @@ import Peer
 
 /// The receiving side of a catch-up alone, in-process (issue 18): a 10,000-note library sent
 /// to an empty replica in the daemon's batches, with the time and CPU of `Replica.apply`
-/// measured apart from the sender's `entries(missingFrom:)` and the entries' checks. No network, encryption or session:
-/// what the receiver's storage costs, and a run small enough to profile
+/// measured apart from the sender's `entries(missingFrom:)` and the entries' checks. No
+/// network, encryption or session: what the receiver's storage costs, and a run small enough
+/// to profile
 /// (`valgrind --tool=callgrind`, `perf record`). The source library is written once per run of
 /// the benchmark; each repetition applies it to a new, empty replica.
 enum CatchUpBench {

@@ -49,8 +49,8 @@ public struct SyncSession {
 
         /// The most entries batch `number` (the session's first is 1) may hold.
         func maxEntries(inBatch number: UInt64) -> Int {
-            let doublings = min(number - 1, 16)
-            return max(1, min(maxBatchEntries, firstBatchEntries << Int(doublings)))
+            let doublings = Int(min(max(number, 1) - 1, 16))
+            return max(1, min(maxBatchEntries, firstBatchEntries << doublings))
         }
     }
 
