@@ -34,6 +34,33 @@ struct ChannelTransportTests {
         #expect(bob.receive(try alice.send([42])).frames == [[42]])
     }
 
+    @Test("a large frame's room is given back once it is read; a frame still arriving keeps its bytes")
+    func largeFrameBufferReleased() throws {
+        var (alice, bob) = Self.establishedPair()
+        let body = (0..<1_500_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let bytes = try alice.send(body) + alice.send(Array("a live edit".utf8))
+        // Read as a socket delivers it: 64 KiB at a time, the small frame's end held back.
+        var frames: [[UInt8]] = []
+        var offset = 0
+        while offset < bytes.count - 3 {
+            let end = min(offset + 64 * 1024, bytes.count - 3)
+            let output = bob.receive(bytes[offset..<end])
+            #expect(output.error == nil)
+            frames += output.frames
+            offset = end
+        }
+        #expect(frames == [body], "the large frame whole, the small one not yet")
+        #expect(bob.receiveBufferCapacity > 0, "the small frame's first bytes are kept")
+        let last = bob.receive(bytes[offset...])
+        #expect(last.frames == [Array("a live edit".utf8)])
+        #expect(bob.receiveBufferCapacity <= [UInt8].idleBufferCapacity, "held \(bob.receiveBufferCapacity) bytes while idle")
+
+        // Small frames keep their room, so live changes do not allocate it again each time.
+        let small = bob.receive(try alice.send([1, 2, 3]))
+        #expect(small.frames == [[1, 2, 3]])
+        #expect(bob.receiveBufferCapacity > 0 && bob.receiveBufferCapacity <= [UInt8].idleBufferCapacity)
+    }
+
     @Test("a truncated frame with a matching length prefix does not decrypt")
     func truncatedFrame() throws {
         var (alice, bob) = Self.establishedPair()

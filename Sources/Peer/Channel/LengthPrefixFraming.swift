@@ -13,6 +13,9 @@ struct LengthPrefixFraming: Sendable {
     /// Bytes received but not yet returned as a frame.
     var bufferedByteCount: Int { buffer.count - readIndex }
 
+    /// The room the buffer holds in memory, taken or not.
+    var heldCapacity: Int { buffer.capacity }
+
     mutating func append(_ bytes: some Collection<UInt8>) {
         if readIndex > 0 && readIndex >= buffer.count / 2 {
             buffer.removeFirst(readIndex)
@@ -33,10 +36,32 @@ struct LengthPrefixFraming: Sendable {
         return Array(buffer[start..<readIndex])
     }
 
+    /// Empties the buffer once every frame in it is taken (`nextFrame` returned nil with
+    /// nothing buffered), giving back the room a catch-up's large frames made.
+    mutating func releaseIfEmpty() {
+        guard readIndex > 0, readIndex == buffer.count else { return }
+        buffer.emptyForIdle()
+        readIndex = 0
+    }
+
     /// `payload` with its 4-byte big-endian length in front.
     static func frame(_ payload: [UInt8]) -> [UInt8] {
         precondition(payload.count <= Int(UInt32.max), "frame of \(payload.count) bytes does not fit a 4-byte length")
         let length = UInt32(payload.count)
         return [UInt8(length >> 24), UInt8(truncatingIfNeeded: length >> 16), UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)] + payload
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// The most room a connection's emptied byte buffer keeps: enough for live changes'
+    /// frames (a few KiB), far less than a catch-up's (up to 2 MiB).
+    static let idleBufferCapacity = 64 * 1024
+
+    /// Empties a connection's byte buffer (bytes received, or queued to send), keeping its
+    /// storage only when small: an idle connection that carried a catch-up would otherwise
+    /// hold its largest frame's memory for as long as it stays connected (docs/decisions.md,
+    /// "A connection's buffers shrink when it idles").
+    mutating func emptyForIdle() {
+        removeAll(keepingCapacity: capacity <= Self.idleBufferCapacity)
     }
 }

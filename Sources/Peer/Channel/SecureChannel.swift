@@ -53,6 +53,8 @@ public struct SecureChannel: Sendable {
 
     private var state: State
     private var decoder = LengthPrefixFraming()
+    /// The room the receive buffer holds in memory (what an idle connection keeps).
+    var receiveBufferCapacity: Int { decoder.heldCapacity }
     private let configuration: Configuration
     private let handshakePayload: [UInt8]
 
@@ -141,6 +143,7 @@ public struct SecureChannel: Sendable {
             while let frame = try decoder.nextFrame(maxLength: frameLimit) {
                 try handle(frame, into: &output)
             }
+            decoder.releaseIfEmpty()
             if case .established(let transport, _) = state, transport.isInboundFinished, decoder.bufferedByteCount > 0 {
                 throw ChannelError(.frameAfterClose)
             }

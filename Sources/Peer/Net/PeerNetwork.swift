@@ -653,7 +653,7 @@ private final class Loop: @unchecked Sendable {
             return
         }
         if !connection.hasPendingOutput {
-            connection.outbox.removeAll(keepingCapacity: connection.outbox.capacity <= 1 << 20)
+            connection.outbox.emptyForIdle()
             connection.outboxOffset = 0
             if connection.closing { shutdown(socket.raw, Int32(SHUT_WR)) }
         }
