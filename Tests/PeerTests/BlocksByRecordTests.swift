@@ -128,6 +128,27 @@ import TestSupport
         #expect(try b.integrityProblems() == [])
     }
 
+    @Test func aRevisionsBlocksAreReadInOnePassOverTheRecordOrOneByOneBeyondIt() throws {
+        // A note rewritten many times holds many more blocks than any one revision names.
+        let note = try a.createNote(title: "Rewritten", body: paragraphs((1...6).map { "first \($0)" }), now: 1_000)
+        for round in 1...30 {
+            try a.editNote(note, NoteEdit(body: paragraphs((1...6).map { "round \(round), paragraph \($0)" })), now: 1_000 + UInt64(round) * 3_600_000)
+        }
+        let stored = try a.database.rows("SELECT hash FROM blocks WHERE record = ?1 ORDER BY hash", [.record(note)]) { $0.hash(0)! }
+        #expect(stored.count == 186)
+        // The first six in the table's order are met within the pass; the last six lie past
+        // where it gives up, and are read one by one.
+        let early = Array(stored.prefix(6)), late = Array(stored.suffix(6))
+        #expect(stored.count - 6 > Replica.rangeReadRows(asked: 6))
+        let absent = Hash256(bytes: [UInt8](repeating: 7, count: 32))!
+        for asked in [early, late, early + [late[0], early[0], absent], Array(stored.reversed()), Array(early.prefix(2))] {
+            let oneByOne = try asked.map { try a.blockData(note, $0) }
+            #expect(try a.storedBlocks(asked, of: note) == oneByOne)
+            #expect(oneByOne.filter { $0 == nil }.count == (asked.contains(absent) ? 1 : 0))
+        }
+        #expect(throws: ReplicaError.self) { try a.blockData([early[0], absent], of: note) }
+    }
+
     @Test func aNeedIsAnsweredFromTheEntryThePeerLacksOrElseFromAnyRecord() throws {
         _ = try a.createNote(title: "Older", body: paragraphs(["older text"]), now: 1_000)
         let id = try a.createNote(title: "Wanted", body: paragraphs(["one", "two"]), now: 1_000)

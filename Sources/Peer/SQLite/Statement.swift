@@ -197,6 +197,13 @@ public struct Row {
 
     public func optionalBlob(_ column: Int32) -> [UInt8]? { isNull(column) ? nil : blob(column) }
 
+    /// A 32-byte hash read in place; nil for NULL or a value of another size.
+    public func hash(_ column: Int32) -> Hash256? {
+        let count = Int(sqlite3_column_bytes(statement.handle, column))
+        guard count == 32, let pointer = sqlite3_column_blob(statement.handle, column) else { return nil }
+        return Hash256(bytes: UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
     /// A record id stored as its 16 bytes, read in place (no array per row: listings read
     /// thousands); nil for NULL or a value of another size.
     public func recordID(_ column: Int32) -> RecordID? {

@@ -382,13 +382,47 @@ extension Replica {
 
     /// A record's blocks (a note's body, as a revision or the materialised note names them).
     func blocks(of record: RecordID, _ hashes: [BlockHash]) throws -> [Block] {
-        try hashes.map { hash in
-            guard let data = try blockData(record, hash) else {
+        let found = try storedBlocks(hashes, of: record)
+        return try zip(hashes, found).map { hash, data in
+            guard let data else {
                 throw ReplicaError.invalid("block \(hash.short) of \(record) is missing from the store; \(ReplicaError.damagedLibraryAdvice)")
             }
             return try Block(encoded: data)
         }
     }
+
+    /// The encoded blocks of `record` for `hashes`, in their order; nil where one is not stored.
+    /// Several at once (a note's first revision brings all of its blocks) are read in one pass
+    /// over the record's rows, which the table keeps together, instead of one statement each:
+    /// running a statement costs several times what stepping to the next row does. A note
+    /// edited often holds many more blocks than one revision names, so the pass stops after
+    /// twice as many rows as asked for (`rangeReadRows`), and what it did not meet is read
+    /// one by one (docs/decisions.md, "The sender reads a note's blocks in one pass").
+    func storedBlocks(_ hashes: [BlockHash], of record: RecordID) throws -> [[UInt8]?] {
+        guard hashes.count >= Self.rangeReadMinimum else { return try hashes.map { try blockData(record, $0) } }
+        var wanted = [BlockHash: [UInt8]?](minimumCapacity: hashes.count)
+        for hash in hashes { wanted[hash] = .some(nil) }
+        var unfound = wanted.count, visited = 0
+        let limit = Self.rangeReadRows(asked: wanted.count)
+        try database.statement("SELECT hash, data FROM blocks WHERE record = ?1").visit([.record(record)]) { row in
+            visited += 1
+            if let hash = row.hash(0), let entry = wanted.index(forKey: hash), wanted.values[entry] == nil {
+                wanted.values[entry] = row.blob(1)
+                unfound -= 1
+            }
+            return unfound > 0 && visited < limit
+        }
+        return try hashes.map { hash in
+            if let data = wanted[hash] ?? nil { return data }
+            return try blockData(record, hash)
+        }
+    }
+
+    /// Fewer blocks than this are read one statement each.
+    static let rangeReadMinimum = 4
+
+    /// How many of a record's rows one pass visits for `asked` blocks before giving up.
+    static func rangeReadRows(asked: Int) -> Int { 2 * asked + 8 }
 
     /// Schema migration 10: fills the blocks table keyed by record from the one keyed by hash
     /// (`blocks_by_hash`), counting each block's uses among its record's revisions as

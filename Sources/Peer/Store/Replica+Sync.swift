@@ -87,8 +87,8 @@ extension Replica {
 
     /// The encoded blocks of `record` for `hashes`; throws when one is not stored.
     public func blockData(_ hashes: [BlockHash], of record: RecordID) throws -> [[UInt8]] {
-        try hashes.map { hash in
-            guard let data = try blockData(record, hash) else {
+        try zip(hashes, storedBlocks(hashes, of: record)).map { hash, data in
+            guard let data else {
                 throw ReplicaError.invalid("block \(hash.short) of \(record) is not stored here")
             }
             return data
