@@ -146,7 +146,7 @@ enum LibraryBench {
             "median of 80, p95 \(Measure.ms(Measure.percentile(searchTimes, 0.95))); the web benchmark's \(WebBench.searchQueries.count) queries in turn (common words: a third of the notes match most)",
         ])
         let statusTimes = try Measure.repeatedly(runs: 20) { _ = try client.call(ControlMethods.Status.self) }
-        table.add(["status", Measure.ms(Measure.percentile(statusTimes, 0.5)), "", "", "median of 20; noteCount is kept by triggers, not counted"])
+        table.add(["status", Measure.ms(Measure.percentile(statusTimes, 0.5)), "", "", "median of 20; noteCount is kept as notes are written, not counted"])
         var createSummary: NoteSummary?
         let createTimes = try Measure.repeatedly(runs: 50) {
             createSummary = try client.call(ControlMethods.NotesCreate.self, NoteCreateParams(title: "One more", html: "<p>text</p>", folder: "Folder 09"))

@@ -147,7 +147,6 @@ import TestSupport
                 INSERT INTO log_before SELECT stored, replica, seq, revision FROM log;
                 DROP TABLE log; ALTER TABLE log_before RENAME TO log; CREATE INDEX log_by_revision ON log(revision);
                 DROP TABLE note_search; DROP TABLE note_search_docs; DROP TABLE web_sessions; DROP TABLE search_pending; DELETE FROM meta WHERE key = 'search_index';
-                DROP TRIGGER notes_counted_on_insert; DROP TRIGGER notes_counted_on_delete; DROP TRIGGER notes_counted_on_update;
                 DROP TABLE folder_note_counts; DROP INDEX folders_by_name; DROP INDEX folders_by_parent;
                 DROP INDEX notes_in_list_order; DROP INDEX heads_by_revision; DELETE FROM meta WHERE key = 'note_count';
                 ALTER TABLE peers ADD COLUMN status TEXT NOT NULL DEFAULT 'offline';

@@ -159,6 +159,7 @@ extension Replica {
                 for table in ["notes", "folders", "devices"] {
                     try replica.database.run("DELETE FROM \(table) WHERE id NOT IN (SELECT record FROM heads)")
                 }
+                try replica.recountNotes()
                 // The search index is derived from the notes: rebuilt from what remains.
                 try replica.setMeta("search_index", 0)
             }

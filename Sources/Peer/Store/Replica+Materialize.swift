@@ -233,10 +233,14 @@ extension Replica {
     /// Writes (or, for a tombstone, deletes) a note's materialised row and records how its
     /// visible state changed.
     func writeNoteRow(_ id: NoteID, _ record: Record<RevisionCodec.NoteFields<BlockHash>>, stamp: Stamp) throws {
-        let wasTrashed = try database.first("SELECT trashed FROM notes WHERE id = ?1", [.record(id)]) { $0.int(0) != 0 }
+        let before = try database.first("SELECT trashed, folder FROM notes WHERE id = ?1", [.record(id)]) { row in
+            (folder: row.recordID(1), trashed: row.int(0) != 0)
+        }
+        let wasTrashed = before?.trashed
         guard case .live(let note) = record else {
-            if wasTrashed != nil {
+            if before != nil {
                 try database.run("DELETE FROM notes WHERE id = ?1", [.record(id)])
+                pendingCounts.note(before: before, after: nil)
                 try removeFromSearch(id)
                 pendingChanges.note(id, .purged)
             }
@@ -250,7 +254,8 @@ extension Replica {
         case .some(let trashed) where trashed != note.trashed: pendingChanges.note(id, note.trashed ? .trashed : .restored)
         case .some: pendingChanges.note(id, .edited)
         }
-        try upsertNoteRow(id, note, hlc: stamp.hlc, hadRow: wasTrashed != nil)
+        try upsertNoteRow(id, note, hlc: stamp.hlc, hadRow: before != nil)
+        pendingCounts.note(before: before, after: (note.folder, note.trashed))
         if writingInBulk {
             try database.run("INSERT OR IGNORE INTO search_pending (note) VALUES (?1)", [.record(id)])
         } else {

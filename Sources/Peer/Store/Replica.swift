@@ -45,6 +45,8 @@ public final class Replica {
     public private(set) var lastChanges = Changes()
     /// What the write in progress has changed so far.
     var pendingChanges = Changes()
+    /// What the write in progress has changed in the note counts, stored as it commits.
+    var pendingCounts = NoteCountChanges()
     let randomBytes: (Int) -> [UInt8]
     /// Blocks peers sent ahead of the entries that use them (`storeBlocks`), by hash, kept in
     /// memory: a `blocks` frame does not say which record they belong to, and blocks are
@@ -180,7 +182,7 @@ public final class Replica {
     /// the in-memory mirrors are undone alone, and the outer body may go on.
     func write<T>(_ body: () throws -> T) throws -> T {
         if database.isInTransaction {
-            let saved = (clock, vector, offeredSeq, changedVectorEntries)
+            let saved = (clock, vector, offeredSeq, changedVectorEntries, pendingCounts)
             // The outer body's changes are set aside rather than copied: a copy held while the
             // nested body adds to them made every nested write copy them all (an import of n
             // notes in one transaction copied n²/2 entries).
@@ -192,18 +194,20 @@ public final class Replica {
                 pendingChanges = outer
                 return result
             } catch {
-                (clock, vector, offeredSeq, changedVectorEntries) = saved
+                (clock, vector, offeredSeq, changedVectorEntries, pendingCounts) = saved
                 pendingChanges = outer
                 throw error
             }
         }
         let savedClock = clock, savedVector = vector, savedOffered = offeredSeq
         pendingChanges = Changes()
+        pendingCounts = NoteCountChanges()
         changedVectorEntries.removeAll()
         do {
             let result = try database.transaction {
                 let result = try body()
                 try flushVector()
+                try flushCounts()
                 try setMeta("clock", clock.rawValue)
                 return result
             }

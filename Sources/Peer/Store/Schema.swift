@@ -288,5 +288,14 @@ enum Schema {
         DROP TABLE blocks;
         ALTER TABLE blocks_keyed RENAME TO blocks;
         """,
+        // 13: the note counts kept by the replica as it writes notes, stored once per
+        // transaction, instead of by triggers on every row (docs/decisions.md, "Note counts
+        // kept by the replica"); counted again from the notes, as migration 4 first did.
+        Migration(
+            """
+            DROP TRIGGER IF EXISTS notes_counted_on_insert;
+            DROP TRIGGER IF EXISTS notes_counted_on_delete;
+            DROP TRIGGER IF EXISTS notes_counted_on_update;
+            """ + Replica.recountNotesSQL),
     ]
 }
