@@ -122,14 +122,6 @@ public struct Hash256: Hashable, Comparable, Sendable, CustomStringConvertible {
     public static func < (lhs: Hash256, rhs: Hash256) -> Bool {
         (lhs.word0, lhs.word1, lhs.word2, lhs.word3) < (rhs.word0, rhs.word1, rhs.word2, rhs.word3)
     }
-
-    /// Hashes the first word alone (equality still compares all four): a BLAKE2b digest's
-    /// first 64 bits are as evenly spread as all 256, and `Hasher` is seeded per process, so
-    /// crowding one bucket would take values that agree on 64 bits of a digest. A catch-up
-    /// looks up each block's hash several times; four words cost three more rounds each
-    /// (docs/decisions.md, "Fewer lookups per block").
-    @inlinable
-    public func hash(into hasher: inout Hasher) { hasher.combine(word0) }
 }
 
 /// A hybrid logical clock reading: 48 bits of Unix milliseconds, 16 bits of counter.

@@ -143,10 +143,30 @@ import TestSupport
         let absent = Hash256(bytes: [UInt8](repeating: 7, count: 32))!
         for asked in [early, late, early + [late[0], early[0], absent], Array(stored.reversed()), Array(early.prefix(2))] {
             let oneByOne = try asked.map { try a.blockData(note, $0) }
-            #expect(try a.storedBlocks(asked, of: note) == oneByOne)
-            #expect(oneByOne.filter { $0 == nil }.count == (asked.contains(absent) ? 1 : 0))
+            let read = try a.storedBlocks(asked, of: note)
+            #expect(read == oneByOne)
+            #expect(read.filter { $0 == nil }.count == (asked.contains(absent) ? 1 : 0))
         }
         #expect(throws: ReplicaError.self) { try a.blockData([early[0], absent], of: note) }
+
+        // Which reads served them (SQLite's steps per statement): the early six come from the
+        // pass alone; the late six from a pass that gave up early, then one statement each.
+        let pass = "SELECT hash, data FROM blocks WHERE record = ?1"
+        let single = "SELECT data FROM blocks WHERE record = ?1 AND hash = ?2"
+        func steps(_ read: () throws -> Void) rethrows -> (pass: Int, single: Int) {
+            let before = a.database.statementCountersBySQL
+            try read()
+            let after = a.database.statementCountersBySQL
+            func delta(_ sql: String) -> Int { (after[sql]?.virtualMachineSteps ?? 0) - (before[sql]?.virtualMachineSteps ?? 0) }
+            return (delta(pass), delta(single))
+        }
+        let earlySteps = try steps { _ = try a.storedBlocks(early, of: note) }
+        #expect(earlySteps.pass > 0 && earlySteps.single == 0)
+        let lateSteps = try steps { _ = try a.storedBlocks(late, of: note) }
+        #expect(lateSteps.single > 0)
+        let wholeSteps = try steps { _ = try a.storedBlocks(Array(stored.reversed()), of: note) }
+        #expect(wholeSteps.single == 0)
+        #expect(lateSteps.pass * 4 < wholeSteps.pass, "the pass for six stopped after \(Replica.rangeReadRows(asked: 6)) of \(stored.count) rows")
     }
 
     @Test func aNeedIsAnsweredFromTheEntryThePeerLacksOrElseFromAnyRecord() throws {

@@ -59,11 +59,21 @@ import TestSupport
         var (kept, counted) = try counts(a)
         #expect(kept == counted)
 
-        // The same notes arriving on another device (a catch-up) are counted there too.
+        // The same notes arriving on another device (a catch-up) are counted there too, and so
+        // are later moves, trashings and purges of notes it already holds.
         try syncAll([a, b])
         (kept, counted) = try counts(b)
         #expect(kept == counted)
         #expect(try b.noteCount == 11)
+        try a.editNote(notes[1], NoteEdit(folder: .some(work)), now: 3_000)
+        _ = try a.trashNote(notes[6], now: 3_001)
+        try a.purgeNote(notes[7], now: 3_002)
+        try syncAll([a, b])
+        (kept, counted) = try counts(b)
+        #expect(kept == counted)
+        #expect(try b.noteCount == 10)
+        #expect(try b.folderSummary(work)?.noteCount == 3)
+        #expect(try b.folderSummary(home)?.noteCount == 2)
         #expect(try b.integrityProblems() == [])
         #expect(try a.integrityProblems() == [])
     }

@@ -55,6 +55,8 @@ public struct SecureChannel: Sendable {
     private var decoder = LengthPrefixFraming()
     /// The room the receive buffer holds in memory (what an idle connection keeps).
     var receiveBufferCapacity: Int { decoder.heldCapacity }
+    /// Bytes received that do not yet make a whole frame.
+    var receivedBytesPending: Int { decoder.bufferedByteCount }
     private let configuration: Configuration
     private let handshakePayload: [UInt8]
 

@@ -23,7 +23,9 @@ extension Replica {
     /// Stores what the transaction in progress changed in the counts (see `NoteCountChanges`).
     func flushCounts() throws {
         if pendingCounts.notes != 0 {
-            try database.run("UPDATE meta SET value = value + ?1 WHERE key = 'note_count'", [.integer(Int64(pendingCounts.notes))])
+            try database.run(
+                "INSERT INTO meta (key, value) VALUES ('note_count', ?1) ON CONFLICT(key) DO UPDATE SET value = value + excluded.value",
+                [.integer(Int64(pendingCounts.notes))])
         }
         for (folder, change) in pendingCounts.byFolder.sorted(by: { $0.key < $1.key }) where change != 0 {
             try database.run(
@@ -40,7 +42,7 @@ extension Replica {
         pendingCounts = NoteCountChanges()
     }
 
-    /// The counts computed from the notes themselves (also schema migration 13's last step).
+    /// The counts computed from the notes themselves.
     static let recountNotesSQL = """
         DELETE FROM folder_note_counts;
         INSERT INTO folder_note_counts (folder, notes)

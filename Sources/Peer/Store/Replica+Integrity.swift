@@ -3,7 +3,7 @@ import Merge
 extension Replica {
     /// Checks SQLite's own integrity and the replica's invariants: every revision has a log
     /// entry and its blocks, the log is contiguous and matches the vector, every record has a
-    /// head, block reference counts are exact, and the note counts the triggers keep are right.
+    /// head, block reference counts are exact, and the kept note counts are right.
     /// Returns the problems found (empty: healthy).
     public func integrityProblems() throws -> [String] {
         var problems = try database.check(full: true).map { "sqlite: \($0)" }
@@ -35,7 +35,7 @@ extension Replica {
         let wrongCounts = try database.first(
             "SELECT (SELECT count(*) FROM (\(actualCounts) EXCEPT \(keptCounts))) + (SELECT count(*) FROM (\(keptCounts) EXCEPT \(actualCounts)))"
         ) { $0.int(0) } ?? 0
-        if wrongCounts > 0 { problems.append("\(wrongCounts) folder note count(s) kept by the triggers are wrong") }
+        if wrongCounts > 0 { problems.append("\(wrongCounts) kept folder note count(s) are wrong") }
         // Every revision read as its readers read it (delta chains included): its content
         // must still hash to its id, and its body's blocks must be stored under its record
         // and counted.

@@ -178,7 +178,7 @@ extension Replica {
         return [before, after].compactMap { $0 }
     }
 
-    /// Notes outside the Trash stored in `folder` (kept by triggers, schema migration 4).
+    /// Notes outside the Trash stored in `folder` (kept as notes are written, `NoteCountChanges`).
     func folderNoteCount(_ folder: FolderID) throws -> Int {
         Int(try database.first("SELECT notes FROM folder_note_counts WHERE folder = ?1", [.record(folder)]) { $0.int(0) } ?? 0)
     }

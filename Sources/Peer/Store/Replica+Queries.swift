@@ -221,7 +221,7 @@ extension Replica {
     public func listFolders() throws -> [FolderSummary] {
         let folders = try liveFolders()
         let tree = FolderTree.resolve(folders)
-        // The counts kept by triggers (schema migration 4): the folders' rows, not every note's.
+        // The kept counts (`NoteCountChanges`): the folders' rows, not every note's.
         var counts: [FolderID: Int] = [:]
         for (folder, count) in try database.rows("SELECT folder, notes FROM folder_note_counts", [], { ($0.recordID(0)!, Int($0.int(1))) })
         where tree[folder] != nil {
@@ -267,8 +267,8 @@ extension Replica {
         }
     }
 
-    /// Live notes, the Trash and conflict copies included: the count triggers keep (schema
-    /// migration 4), so `status` does not count the library.
+    /// Live notes, the Trash and conflict copies included: the count kept as notes are written
+    /// (`NoteCountChanges`), so `status` does not count the library.
     public var noteCount: Int {
         get throws { Int(try database.first("SELECT value FROM meta WHERE key = 'note_count'") { $0.int(0) } ?? 0) }
     }

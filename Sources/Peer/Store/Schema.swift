@@ -291,11 +291,15 @@ enum Schema {
         // 13: the note counts kept by the replica as it writes notes, stored once per
         // transaction, instead of by triggers on every row (docs/decisions.md, "Note counts
         // kept by the replica"); counted again from the notes, as migration 4 first did.
-        Migration(
-            """
-            DROP TRIGGER IF EXISTS notes_counted_on_insert;
-            DROP TRIGGER IF EXISTS notes_counted_on_delete;
-            DROP TRIGGER IF EXISTS notes_counted_on_update;
-            """ + Replica.recountNotesSQL),
+        """
+        DROP TRIGGER IF EXISTS notes_counted_on_insert;
+        DROP TRIGGER IF EXISTS notes_counted_on_delete;
+        DROP TRIGGER IF EXISTS notes_counted_on_update;
+        DELETE FROM folder_note_counts;
+        INSERT INTO folder_note_counts (folder, notes)
+            SELECT folder, count(*) FROM notes WHERE trashed = 0 AND folder IS NOT NULL GROUP BY folder;
+        INSERT INTO meta (key, value) VALUES ('note_count', (SELECT count(*) FROM notes))
+            ON CONFLICT(key) DO UPDATE SET value = excluded.value;
+        """,
     ]
 }
