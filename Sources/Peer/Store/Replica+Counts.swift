@@ -42,11 +42,14 @@ extension Replica {
         pendingCounts = NoteCountChanges()
     }
 
+    /// Each folder's live notes, counted from the rows (what `integrityProblems` checks the
+    /// kept counts against, too).
+    static let folderCountsFromNotesSQL = "SELECT folder, count(*) FROM notes WHERE trashed = 0 AND folder IS NOT NULL GROUP BY folder"
+
     /// The counts computed from the notes themselves.
     static let recountNotesSQL = """
         DELETE FROM folder_note_counts;
-        INSERT INTO folder_note_counts (folder, notes)
-            SELECT folder, count(*) FROM notes WHERE trashed = 0 AND folder IS NOT NULL GROUP BY folder;
+        INSERT INTO folder_note_counts (folder, notes) \(folderCountsFromNotesSQL);
         INSERT INTO meta (key, value) VALUES ('note_count', (SELECT count(*) FROM notes))
             ON CONFLICT(key) DO UPDATE SET value = excluded.value;
         """

@@ -30,7 +30,7 @@ extension Replica {
         if headless > 0 { problems.append("\(headless) record(s) have revisions but no head") }
         let notes = try database.first("SELECT count(*) FROM notes") { Int($0.int(0)) } ?? 0
         if try noteCount != notes { problems.append("the kept note count says \(try noteCount), the notes table holds \(notes)") }
-        let actualCounts = "SELECT folder, count(*) FROM notes WHERE trashed = 0 AND folder IS NOT NULL GROUP BY folder"
+        let actualCounts = Self.folderCountsFromNotesSQL
         let keptCounts = "SELECT folder, notes FROM folder_note_counts WHERE notes != 0"
         let wrongCounts = try database.first(
             "SELECT (SELECT count(*) FROM (\(actualCounts) EXCEPT \(keptCounts))) + (SELECT count(*) FROM (\(keptCounts) EXCEPT \(actualCounts)))"
