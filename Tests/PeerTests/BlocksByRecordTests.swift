@@ -63,7 +63,7 @@ import TestSupport
         try a.database.execute("VACUUM INTO '\(path)'")
         do {
             let older = try Database(path: path)
-            try older.execute(Self.undoMigration10 + "PRAGMA user_version = 9;")
+            try older.execute(RevisionsByRecordTests.undoMigration14 + Self.undoMigration10 + "PRAGMA user_version = 9;")
             #expect(try rows(older, "SELECT count(*) FROM blocks WHERE data = (SELECT data FROM blocks WHERE refs > 1 LIMIT 1)") == 1)
         }
         let migrated = try Replica(path: path)
@@ -102,7 +102,7 @@ import TestSupport
         try a.database.execute("VACUUM INTO '\(path)'")
         do {
             let older = try Database(path: path)
-            try older.execute(Self.undoMigration12 + "PRAGMA user_version = 11;")
+            try older.execute(RevisionsByRecordTests.undoMigration14 + Self.undoMigration12 + "PRAGMA user_version = 11;")
         }
         let migrated = try Replica(path: path)
         #expect(try migrated.database.userVersion == Schema.migrations.count)

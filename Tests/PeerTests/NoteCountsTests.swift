@@ -90,7 +90,7 @@ import TestSupport
             // Back to schema 12: its triggers, and counts gone wrong for the recount to mend.
             let older = try Database(path: path)
             try older.execute(
-                """
+                RevisionsByRecordTests.undoMigration14 + """
                 CREATE TRIGGER notes_counted_on_insert AFTER INSERT ON notes BEGIN
                     UPDATE meta SET value = value + 1 WHERE key = 'note_count';
                 END;

@@ -139,6 +139,7 @@ import TestSupport
             }
             try older.execute(
                 """
+                \(RevisionsByRecordTests.undoMigration14)
                 \(BlocksByRecordTests.undoMigration10)
                 ALTER TABLE revisions DROP COLUMN depth;
                 CREATE TABLE log_before (

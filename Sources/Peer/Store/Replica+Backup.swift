@@ -230,13 +230,17 @@ extension Replica {
         in database: Database, of old: ReplicaID, above offered: UInt64, newReplica: ReplicaID
     ) throws -> (dropped: Int, kept: Int, affected: [(RecordID, RecordKind)]) {
         let entries = try database.rows(
-            "SELECT seq, revision FROM log WHERE replica = ?1 AND seq > ?2 ORDER BY seq",
+            "SELECT seq, record, revision FROM log WHERE replica = ?1 AND seq > ?2 ORDER BY seq",
             [.record(old.raw), .integer(Int64(bitPattern: offered))]
-        ) { (UInt64($0.int(0)), Hash256(bytes: $0.blob(1))!) }
+        ) { (UInt64($0.int(0)), $0.recordID(1), Hash256(bytes: $0.blob(2))!) }
         var kept: [UInt64] = []
-        var dropped: [(seq: UInt64, revision: RevisionID)] = []
-        for (seq, revision) in entries {
-            if try replaceable(revision, in: database) { dropped.append((seq, revision)) } else { kept.append(seq) }
+        var dropped: [(seq: UInt64, record: RecordID, revision: RevisionID)] = []
+        for (seq, record, revision) in entries {
+            if let record, try replaceable(revision, of: record, in: database) {
+                dropped.append((seq, record, revision))
+            } else {
+                kept.append(seq)
+            }
         }
         for (index, seq) in kept.enumerated() {
             try database.run(
@@ -247,19 +251,19 @@ extension Replica {
             try database.run("INSERT INTO vector (replica, seq) VALUES (?1, ?2)", [.record(newReplica.raw), .integer(Int64(kept.count))])
         }
         var affected: [RecordID: RecordKind] = [:]
-        for (seq, revision) in dropped.reversed() {
+        for (seq, record, revision) in dropped.reversed() {
             try database.run("DELETE FROM log WHERE replica = ?1 AND seq = ?2", [.record(old.raw), .integer(Int64(seq))])
             // A derived revision (a conflict copy) may be named by a peer's entry too: it stays.
             let stillNamed = try database.first("SELECT 1 FROM log WHERE revision = ?1", [.hash(revision)]) { _ in true } ?? false
             guard !stillNamed,
-                  let (stored, parts) = try Replica.resolvedRevision(revision, in: database)
+                  let (stored, parts) = try Replica.resolvedRevision(revision, of: record, in: database)
             else { continue }
             let row = (stored.record, stored.kind, parts.body, stored.purged)
             affected[row.0] = row.1
             if !row.3 { try Replica.releaseBlocks(row.2, of: row.0, in: database) }
             try database.run("DELETE FROM heads WHERE record = ?1 AND revision = ?2", [.record(row.0), .hash(revision)])
             try Replica.detachDeltaChildren(of: revision, record: row.0, in: database)
-            try database.run("DELETE FROM revisions WHERE id = ?1", [.hash(revision)])
+            try database.run("DELETE FROM revisions WHERE record = ?1 AND id = ?2", [.record(record), .hash(revision)])
         }
         for (record, kind) in affected {
             try database.run("DELETE FROM heads WHERE record = ?1", [.record(record)])
@@ -290,12 +294,11 @@ extension Replica {
     /// dropping it would leave that content erased here with nothing left that erases it —
     /// the copy would then read those revisions differently from every other device, which
     /// hold them and so never send them again.
-    private static func replaceable(_ revision: RevisionID, in database: Database) throws -> Bool {
-        let stored = try database.first("SELECT record, tombstone FROM revisions WHERE id = ?1", [.hash(revision)]) {
-            (record: $0.blob(0), tombstone: $0.int(1) != 0)
-        }
-        guard let stored, !stored.tombstone else { return false }
-        let heads = try database.rows("SELECT revision FROM heads WHERE record = ?1", [.blob(stored.record)]) { $0.blob(0) }
+    private static func replaceable(_ revision: RevisionID, of record: RecordID, in database: Database) throws -> Bool {
+        let tombstone = try database.first(
+            "SELECT tombstone FROM revisions WHERE record = ?1 AND id = ?2", [.record(record), .hash(revision)]) { $0.int(0) != 0 }
+        guard let tombstone, !tombstone else { return false }
+        let heads = try database.rows("SELECT revision FROM heads WHERE record = ?1", [.record(record)]) { $0.blob(0) }
         return heads.count == 1 && heads[0] == revision.bytes
     }
 }

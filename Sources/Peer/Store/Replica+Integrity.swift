@@ -9,11 +9,11 @@ extension Replica {
         var problems = try database.check(full: true).map { "sqlite: \($0)" }
         problems += try searchIndexProblems()
         let unlogged = try database.first(
-            "SELECT count(*) FROM revisions r WHERE NOT EXISTS (SELECT 1 FROM log WHERE log.revision = r.id)"
+            "SELECT count(*) FROM revisions r WHERE NOT EXISTS (SELECT 1 FROM log WHERE log.record = r.record AND log.revision = r.id)"
         ) { $0.int(0) } ?? 0
         if unlogged > 0 { problems.append("\(unlogged) revision(s) have no log entry") }
         let dangling = try database.first(
-            "SELECT count(*) FROM log WHERE NOT EXISTS (SELECT 1 FROM revisions r WHERE r.id = log.revision)"
+            "SELECT count(*) FROM log WHERE NOT EXISTS (SELECT 1 FROM revisions r WHERE r.record = log.record AND r.id = log.revision)"
         ) { $0.int(0) } ?? 0
         if dangling > 0 { problems.append("\(dangling) log entries name a missing revision") }
         let logShape = try database.rows("SELECT replica, count(*), max(seq) FROM log GROUP BY replica") { row in

@@ -215,7 +215,7 @@ extension Replica {
             try storeNew(revision, dot: nextOwnDot())
             return
         }
-        if heads.count == 1, let head = try revisionRow(heads[0]), head.author == replicaID, !head.purged,
+        if heads.count == 1, let head = try revisionRow(heads[0], of: record), head.author == replicaID, !head.purged,
            head.kind == content.kind, let dot = try ownDot(of: head.id, above: offeredSeq),
            now <= head.hlc.milliseconds + Self.coalescingWindowMilliseconds, dot.seq > (try sealedSeq())
         {
@@ -226,7 +226,7 @@ extension Replica {
             ])
             try database.run("DELETE FROM heads WHERE record = ?1 AND revision = ?2", [.record(record), .hash(head.id)])
             try Self.detachDeltaChildren(of: head.id, record: record, in: database)
-            try database.run("DELETE FROM revisions WHERE id = ?1", [.hash(head.id)])
+            try database.run("DELETE FROM revisions WHERE record = ?1 AND id = ?2", [.record(record), .hash(head.id)])
             try releaseBlocks(head.body, of: record)
             try advanceHeads(record: record, kind: content.kind, parents: [], to: encoded.id)
             try materialize(record, kind: content.kind, stored: encoded)

@@ -130,7 +130,7 @@ extension Replica {
         let heads = try heads(of: record)
         guard !heads.isEmpty else { return }
         // A record whose one head has no parents is new: no history, so no tombstone to look for.
-        let single = heads.count == 1 ? try (stored?.id == heads[0] ? stored : revisionRow(heads[0])) : nil
+        let single = heads.count == 1 ? try (stored?.id == heads[0] ? stored : revisionRow(heads[0], of: record)) : nil
         let isNew = single.map(\.parents.isEmpty) ?? false
         let hasTombstone = isNew ? false : try database.first(
             "SELECT 1 FROM revisions WHERE record = ?1 AND tombstone = 1 LIMIT 1", [.record(record)]) { _ in true } ?? false
@@ -327,7 +327,7 @@ extension Replica {
             try releaseBlocks(row.body, of: row.record)
             try Self.detachDeltaChildren(of: id, record: row.record, in: database)
             // The body list stays: hashes reveal no text, and edits may be sent against it.
-            try database.run("UPDATE revisions SET data = x'', purged = 1 WHERE id = ?1", [.hash(id)])
+            try database.run("UPDATE revisions SET data = x'', purged = 1 WHERE record = ?1 AND id = ?2", [.record(row.record), .hash(id)])
         }
     }
 
@@ -349,7 +349,7 @@ extension Replica {
     func storeNew(_ revision: Revision, dot: Dot, authored: Bool = true) throws -> RevisionID {
         let encoded = try insertLocalRevision(revision, authored: authored)
         try crashPoint?("revision stored")
-        try appendLog(dot, revision: encoded.id)
+        try appendLog(dot, revision: encoded.id, of: revision.record)
         try crashPoint?("log appended")
         try advanceHeads(record: revision.record, kind: revision.kind, parents: revision.parents, to: encoded.id)
         try materialize(revision.record, kind: revision.kind, stored: encoded)

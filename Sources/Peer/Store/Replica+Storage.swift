@@ -36,7 +36,8 @@ extension Replica {
     private static let storedColumns = "id, record, kind, hlc, author, parents, body, tombstone, purged, data, depth"
     // The statements naming those columns, built once: interpolating them on every call built
     // a new string per revision read or written (and the statement cache hashed it again).
-    private static let selectByID = "SELECT \(storedColumns) FROM revisions WHERE id = ?1"
+    /// Revisions are found by record and id, never by id alone (schema migration 14).
+    private static let selectByKey = "SELECT \(storedColumns) FROM revisions WHERE record = ?1 AND id = ?2"
     private static let selectByRecord = "SELECT \(storedColumns) FROM revisions WHERE record = ?1"
     private static let insertStored = "INSERT INTO revisions (\(storedColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
 
@@ -72,8 +73,8 @@ extension Replica {
             tombstone: row.int(7) != 0, purged: row.int(8) != 0, dataColumn: row.blob(9), depth: row.isNull(10) ? nil : Int(row.int(10)))
     }
 
-    static func storedRow(_ id: RevisionID, in database: Database) throws -> StoredRevisionRow? {
-        try database.first(selectByID, [.hash(id)], storedRow)
+    static func storedRow(_ id: RevisionID, of record: RecordID, in database: Database) throws -> StoredRevisionRow? {
+        try database.first(selectByKey, [.record(record), .hash(id)], storedRow)
     }
 
     /// One row's parts, given its first parent's (required when the row is a delta).
@@ -97,13 +98,16 @@ extension Replica {
         return ResolvedParts(body: body, fields: try RevisionStorage.fields(stored: row.dataColumn, parent: parent.fields))
     }
 
-    /// A stored revision's parts, reading its delta chain (at most `maximumDepth` rows more).
-    static func resolvedRevision(_ id: RevisionID, in database: Database) throws -> (row: StoredRevisionRow, parts: ResolvedParts)? {
-        guard let first = try storedRow(id, in: database) else { return nil }
+    /// A stored revision's parts, reading its delta chain (at most `maximumDepth` rows more;
+    /// a revision's parents are revisions of its record).
+    static func resolvedRevision(
+        _ id: RevisionID, of record: RecordID, in database: Database
+    ) throws -> (row: StoredRevisionRow, parts: ResolvedParts)? {
+        guard let first = try storedRow(id, of: record, in: database) else { return nil }
         var chain = [first]
         while let depth = chain.last!.depth, depth > 0 {
             guard chain.count <= RevisionStorage.maximumDepth, let parent = chain.last!.parents.first,
-                  let row = try storedRow(parent, in: database)
+                  let row = try storedRow(parent, of: record, in: database)
             else {
                 throw ReplicaError.invalid("revision \(first.id.short) is stored as changes of revisions that are not stored; \(ReplicaError.damagedLibraryAdvice)")
             }
@@ -128,14 +132,14 @@ extension Replica {
             body: parts.body, tombstone: row.tombstone, purged: row.purged, data: data)
     }
 
-    func revisionRow(_ id: RevisionID) throws -> RevisionRow? {
-        guard let (row, parts) = try Self.resolvedRevision(id, in: database) else { return nil }
+    func revisionRow(_ id: RevisionID, of record: RecordID) throws -> RevisionRow? {
+        guard let (row, parts) = try Self.resolvedRevision(id, of: record, in: database) else { return nil }
         return try Self.revisionRow(row, parts)
     }
 
     /// A stored revision's body list (kept when its content is purged).
-    func storedBody(_ id: RevisionID) throws -> [BlockHash]? {
-        try Self.resolvedRevision(id, in: database)?.parts.body
+    func storedBody(_ id: RevisionID, of record: RecordID) throws -> [BlockHash]? {
+        try Self.resolvedRevision(id, of: record, in: database)?.parts.body
     }
 
     /// Every revision of a record, each delta chain read once (first parents are revisions of
@@ -161,9 +165,7 @@ extension Replica {
                     throw ReplicaError.invalid("revision \(row.id.short) is stored as a chain of changes longer than \(RevisionStorage.maximumDepth); \(ReplicaError.damagedLibraryAdvice)")
                 }
                 guard let next = byID[parent] else {
-                    // Not among the record's rows (never so when stored by this notesd): read it on its own.
-                    base = try Self.resolvedRevision(parent, in: database)?.parts
-                    break
+                    throw ReplicaError.invalid("revision \(row.id.short) is stored as a change of a parent that is not stored; \(ReplicaError.damagedLibraryAdvice)")
                 }
                 chain.append(next)
             }
@@ -177,8 +179,8 @@ extension Replica {
         return try stored.map { try Self.revisionRow($0, try parts($0)) }
     }
 
-    func hasRevision(_ id: RevisionID) throws -> Bool {
-        try database.first("SELECT 1 FROM revisions WHERE id = ?1", [.hash(id)]) { _ in true } ?? false
+    func hasRevision(_ id: RevisionID, of record: RecordID) throws -> Bool {
+        try database.first("SELECT 1 FROM revisions WHERE record = ?1 AND id = ?2", [.record(record), .hash(id)]) { _ in true } ?? false
     }
 
     /// The record's current head revisions (several after concurrent changes).
@@ -201,7 +203,7 @@ extension Replica {
             fields = parts.fields
         }
         if header.kind == .note, !header.isTombstone, let first = header.parents.first,
-           let (parentRow, parent) = try Self.resolvedRevision(first, in: database),
+           let (parentRow, parent) = try Self.resolvedRevision(first, of: header.record, in: database),
            (parentRow.depth ?? 0) < RevisionStorage.maximumDepth
         {
             let edits = RevisionStorage.encode(BodyDelta.edits(from: parent.body, to: header.body))
@@ -219,10 +221,10 @@ extension Replica {
             "SELECT id FROM revisions WHERE record = ?1 AND depth > 0 AND substr(parents, 1, 32) = ?2",
             [.record(record), .hash(id)]) { Hash256(bytes: $0.blob(0))! }
         for child in children {
-            guard let (row, parts) = try resolvedRevision(child, in: database) else { continue }
+            guard let (row, parts) = try resolvedRevision(child, of: record, in: database) else { continue }
             try database.run(
-                "UPDATE revisions SET depth = 0, body = ?2, data = ?3 WHERE id = ?1",
-                [.hash(child), .blob(concatenated(parts.body)), .blob(row.purged ? [] : parts.fields ?? [])])
+                "UPDATE revisions SET depth = 0, body = ?3, data = ?4 WHERE record = ?1 AND id = ?2",
+                [.record(record), .hash(child), .blob(concatenated(parts.body)), .blob(row.purged ? [] : parts.fields ?? [])])
         }
     }
 
@@ -330,14 +332,14 @@ extension Replica {
         try database.first("SELECT 1 FROM blocks WHERE record = ?1 AND hash = ?2", [.record(record), .hash(hash)], { _ in true }) ?? false
     }
 
-    /// Adds log entry `dot` for `revision` and advances the vector. Entries of one replica
-    /// arrive in order, so the vector stays "highest contiguous".
+    /// Adds log entry `dot` for `revision` of `record` and advances the vector. Entries of one
+    /// replica arrive in order, so the vector stays "highest contiguous".
     /// The vector's rows are written once per transaction (`flushVector`), not once per entry.
-    func appendLog(_ dot: Dot, revision: RevisionID) throws {
+    func appendLog(_ dot: Dot, revision: RevisionID, of record: RecordID) throws {
         precondition(dot.seq == vector[dot.replica] + 1, "log entry \(dot) would leave a gap after \(vector[dot.replica])")
         try database.run(
-            "INSERT INTO log (replica, seq, revision) VALUES (?1, ?2, ?3)",
-            [.record(dot.replica.raw), .integer(Int64(dot.seq)), .hash(revision)])
+            "INSERT INTO log (replica, seq, record, revision) VALUES (?1, ?2, ?3, ?4)",
+            [.record(dot.replica.raw), .integer(Int64(dot.seq)), .record(record), .hash(revision)])
         vector[dot.replica] = dot.seq
         changedVectorEntries.insert(dot.replica)
     }

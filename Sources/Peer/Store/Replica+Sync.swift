@@ -33,18 +33,20 @@ extension Replica {
     }
 
     private func collectEntries(missingFrom peer: VersionVector, maxCount: Int, maxBytes: Int) throws -> [EntryPayload] {
-        var candidates: [(stored: Int64, dot: Dot, revision: RevisionID)] = []
+        var candidates: [(stored: Int64, dot: Dot, record: RecordID?, revision: RevisionID)] = []
         for (replica, ours) in vector.counters where ours > peer[replica] {
             candidates += try database.rows(
-                "SELECT stored, seq, revision FROM log WHERE replica = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+                "SELECT stored, seq, record, revision FROM log WHERE replica = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
                 [.record(replica.raw), .integer(Int64(peer[replica])), .integer(Int64(maxCount))]
-            ) { row in (row.int(0), Dot(replica: replica, seq: UInt64(row.int(1))), Hash256(bytes: row.blob(2))!) }
+            ) { row in
+                (row.int(0), Dot(replica: replica, seq: UInt64(row.int(1))), row.recordID(2), Hash256(bytes: row.blob(3))!)
+            }
         }
         candidates.sort { $0.stored < $1.stored }
         var payloads: [EntryPayload] = []
         var bytes = 0
         for candidate in candidates.prefix(maxCount) {
-            let payload = try payload(candidate.dot, candidate.revision)
+            let payload = try payload(candidate.dot, candidate.revision, of: candidate.record)
             if !payloads.isEmpty, bytes + payload.approximateSize > maxBytes { break }
             bytes += payload.approximateSize
             payloads.append(payload)
@@ -52,8 +54,8 @@ extension Replica {
         return payloads
     }
 
-    private func payload(_ dot: Dot, _ id: RevisionID) throws -> EntryPayload {
-        guard let row = try revisionRow(id) else {
+    private func payload(_ dot: Dot, _ id: RevisionID, of record: RecordID?) throws -> EntryPayload {
+        guard let record, let row = try revisionRow(id, of: record) else {
             throw ReplicaError.invalid("log entry \(dot) names revision \(id.short), which is not stored")
         }
         if row.purged {
@@ -65,7 +67,7 @@ extension Replica {
         var inherited = Set<BlockHash>()
         var firstParentBody: [BlockHash]?
         for parent in row.parents {
-            if let body = try storedBody(parent) {
+            if let body = try storedBody(parent, of: record) {
                 inherited.formUnion(body)
                 if parent == row.parents.first { firstParentBody = body }
             }
@@ -106,8 +108,8 @@ extension Replica {
         for (replica, ours) in vector.counters.sorted(by: { $0.key < $1.key }) where ours > peerHolds[replica] {
             let next = peerHolds[replica] + 1
             let record = try database.first(
-                "SELECT r.record FROM log l JOIN revisions r ON r.id = l.revision WHERE l.replica = ?1 AND l.seq = ?2",
-                [.record(replica.raw), .integer(Int64(next))]) { $0.recordID(0)! }
+                "SELECT record FROM log WHERE replica = ?1 AND seq = ?2",
+                [.record(replica.raw), .integer(Int64(next))]) { $0.recordID(0) } ?? nil
             if let record, !records.contains(record) { records.append(record) }
         }
         var found: [BlockHash: [UInt8]] = [:]
@@ -257,19 +259,23 @@ extension Replica {
                     outcome.need = .gap(replica: entry.dot.replica, expected: vector[entry.dot.replica] + 1)
                     break
                 }
-                if try hasRevision(entry.revision) {
-                    try appendLog(entry.dot, revision: entry.revision)
+                guard let record = entry.record else {
+                    outcome.rejected = "entry \(entry.dot): its revision does not say which record it belongs to"
+                    break
+                }
+                if try hasRevision(entry.revision, of: record) {
+                    try appendLog(entry.dot, revision: entry.revision, of: record)
                     outcome.applied += 1
                     continue
                 }
                 var content = entry.content
                 if case .edited(let prefix, let edits, let suffix, let blocks) = content {
                     // Rebuild the canonical encoding from the first parent's body.
-                    guard let first = try? BodyDelta.parents(inPrefix: prefix).first else {
+                    guard let first = try? BodyDelta.recordAndParents(inPrefix: prefix).parents.first else {
                         outcome.rejected = "entry \(entry.dot): an edited revision must name a parent"
                         break entryLoop
                     }
-                    guard let parentBody = try storedBody(first) else {
+                    guard let parentBody = try storedBody(first, of: record) else {
                         outcome.need = .parents([first])
                         break entryLoop
                     }
@@ -299,7 +305,9 @@ extension Replica {
                     preconditionFailure("edited content was rebuilt into full content above")
                 }
                 var missingParents: [RevisionID] = []
-                for parent in header.parents where try !hasRevision(parent) { missingParents.append(parent) }
+                // A revision's parents are revisions of its record: one named elsewhere is
+                // never found, and the peer is asked again until the session gives up on it.
+                for parent in header.parents where try !hasRevision(parent, of: record) { missingParents.append(parent) }
                 guard missingParents.isEmpty else {
                     outcome.need = .parents(missingParents)
                     break
@@ -324,7 +332,7 @@ extension Replica {
                     }
                 }
                 try crashPoint?("remote revision stored")
-                try appendLog(entry.dot, revision: entry.revision)
+                try appendLog(entry.dot, revision: entry.revision, of: record)
                 try advanceHeads(record: header.record, kind: header.kind, parents: header.parents, to: entry.revision)
                 if case .full(let data, _) = content {
                     touched[header.record] = (header.kind, RevisionRow(entry.revision, header: header, data: data, decoded: decoded))

@@ -301,5 +301,44 @@ enum Schema {
         INSERT INTO meta (key, value) VALUES ('note_count', (SELECT count(*) FROM notes))
             ON CONFLICT(key) DO UPDATE SET value = excluded.value;
         """,
+        // 14: revisions found by record and id, never by id alone (docs/decisions.md,
+        // "Revisions keyed by record"). The unique index on `id` alone was the last index a
+        // catch-up wrote at random pages of (ids are hashes); one index on (record, id)
+        // replaces it and the index on `record`, and appends, as record ids are UUIDv7. Every
+        // lookup names the record: an entry carries it, a revision's parents are of its record,
+        // and the log now keeps each entry's record. A log entry naming a revision that is not
+        // stored (a damaged library) keeps an empty record, for the integrity check to report.
+        """
+        CREATE TABLE log_keyed (
+            stored INTEGER PRIMARY KEY,
+            replica BLOB NOT NULL,
+            seq INTEGER NOT NULL,
+            record BLOB NOT NULL,
+            revision BLOB NOT NULL,
+            UNIQUE (replica, seq)
+        );
+        INSERT INTO log_keyed (stored, replica, seq, record, revision)
+            SELECT l.stored, l.replica, l.seq, ifnull(r.record, x''), l.revision FROM log l LEFT JOIN revisions r ON r.id = l.revision;
+        DROP TABLE log;
+        ALTER TABLE log_keyed RENAME TO log;
+        CREATE TABLE revisions_keyed (
+            id BLOB NOT NULL,
+            record BLOB NOT NULL,
+            kind INTEGER NOT NULL,
+            hlc INTEGER NOT NULL,
+            author BLOB NOT NULL,
+            parents BLOB NOT NULL,
+            body BLOB NOT NULL,
+            tombstone INTEGER NOT NULL,
+            purged INTEGER NOT NULL DEFAULT 0,
+            data BLOB NOT NULL,
+            depth INTEGER
+        );
+        INSERT INTO revisions_keyed (id, record, kind, hlc, author, parents, body, tombstone, purged, data, depth)
+            SELECT id, record, kind, hlc, author, parents, body, tombstone, purged, data, depth FROM revisions ORDER BY rowid;
+        DROP TABLE revisions;
+        ALTER TABLE revisions_keyed RENAME TO revisions;
+        CREATE UNIQUE INDEX revisions_by_record ON revisions(record, id);
+        """,
     ]
 }

@@ -54,7 +54,7 @@ enum BodyDelta {
     /// Splits a live note revision around its body list; nil for any other revision.
     static func split(_ data: [UInt8]) throws -> RevisionBodySplit? {
         var reader = ByteReader(data)
-        let parents = try readThroughParents(&reader)
+        let (_, parents) = try readThroughParents(&reader)
         guard data[1] == RecordKind.note.rawValue else { return nil }
         _ = try reader.record("author")
         _ = try reader.u64("hlc")
@@ -67,8 +67,8 @@ enum BodyDelta {
         return RevisionBodySplit(prefix: data[..<bodyStart], body: body, suffix: data[reader.offset...], parents: parents)
     }
 
-    /// The parents named in an encoding's prefix (all that precedes the body).
-    static func parents(inPrefix prefix: [UInt8]) throws -> [RevisionID] {
+    /// The record and the parents named in an encoding's prefix (all that precedes the body).
+    static func recordAndParents(inPrefix prefix: [UInt8]) throws -> (record: RecordID, parents: [RevisionID]) {
         var reader = ByteReader(prefix)
         return try readThroughParents(&reader)
     }
@@ -83,12 +83,12 @@ enum BodyDelta {
         return writer.bytes
     }
 
-    private static func readThroughParents(_ reader: inout ByteReader) throws -> [RevisionID] {
+    private static func readThroughParents(_ reader: inout ByteReader) throws -> (record: RecordID, parents: [RevisionID]) {
         guard try reader.u8("format") == RevisionCodec.formatVersion else { throw DecodeError("unknown revision format") }
         _ = try reader.u8("kind")
-        _ = try reader.record()
+        let record = try reader.record()
         let count = try reader.count("parent count", cap: RevisionCodec.Limits.parents)
         guard count * 32 <= reader.remaining else { throw DecodeError("truncated parent list") }
-        return try (0..<count).map { _ in try reader.hash("parent") }
+        return (record, try (0..<count).map { _ in try reader.hash("parent") })
     }
 }

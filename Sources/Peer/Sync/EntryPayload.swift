@@ -50,6 +50,17 @@ public struct EntryPayload: Hashable, Sendable {
         hasher.combine(content)
     }
 
+    /// The record the entry's revision belongs to, as its content names it (every encoding
+    /// starts with it); nil when the content is too damaged to say. The replica finds
+    /// revisions by record and id (schema migration 14).
+    public var record: RecordID? {
+        switch content {
+        case .full(let data, _): try? BodyDelta.recordAndParents(inPrefix: data).record
+        case .edited(let prefix, _, _, _): try? BodyDelta.recordAndParents(inPrefix: prefix).record
+        case .purged(let header): header.record
+        }
+    }
+
     /// The entry with its `checks` made.
     public func checked() -> EntryPayload {
         var entry = self
