@@ -24,7 +24,7 @@ enum CatchUpBench {
         let batching = SyncSession.Configuration(deviceName: "bench")
         Conditions.print([
             "\(Measure.count(notes.count)) generated notes in a source replica; each repetition applies them to a new, empty replica in \(scratch.path) (\(Conditions.filesystem(of: scratch.path)))",
-            "batches as the daemon sends them (≤ \(Measure.count(batching.maxBatchEntries)) entries, ~\(Measure.bytes(batching.maxBatchBytes))); SQLite WAL, synchronous=FULL; in-process, release build",
+            "batches as the daemon sends them (≤ \(Measure.count(batching.maxBatchEntries)) entries, ~\(Measure.bytes(batching.maxBatchBytes))); SQLite WAL, synchronous=FULL, the log checkpointed on a thread beside the writes as in the daemon; in-process, release build",
         ])
         var runs: [Repetition] = []
         for index in 0..<repetitions {
@@ -67,6 +67,7 @@ enum CatchUpBench {
     /// `expecting` notes. `store` runs it once; `catch-up` repeats it.
     static func replicate(from source: Replica, into path: String, batching: SyncSession.Configuration, expecting: Int) throws -> Repetition {
         let copy = try Replica(path: path)
+        copy.checkpointBesideBulkWrites()
         var result = Repetition()
         let writesBefore = ProcessProbe.writes()
         let processCPUBefore = Measure.processCPUMilliseconds()

@@ -120,6 +120,28 @@ public final class Database {
         Dictionary(uniqueKeysWithValues: cache.map { ($0.key.sql, $0.value.counters) })
     }
 
+    /// The log's size in pages after this connection's last commit, kept while
+    /// `countLogPages` is on (0 before the first commit).
+    public private(set) var logPages = 0
+
+    /// Has each commit note the log's size (`logPages`, through `sqlite3_wal_hook`) instead of
+    /// checkpointing once it passes SQLite's limit: the caller sees to checkpoints
+    /// (`WALCheckpointer`). `PRAGMA wal_autocheckpoint` puts SQLite's own back.
+    func countLogPages() {
+        logPages = 0
+        sqlite3_wal_hook(handle, { context, _, _, pages in
+            Unmanaged<Database>.fromOpaque(context!).takeUnretainedValue().logPages = Int(pages)
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Pages this connection has written to the log so far (`SQLITE_DBSTATUS_CACHE_WRITE`).
+    public var pagesWritten: Int {
+        var current: Int32 = 0, highest: Int32 = 0
+        sqlite3_db_status(handle, SQLITE_DBSTATUS_CACHE_WRITE, &current, &highest, 0)
+        return Int(current)
+    }
+
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes(handle)) }
 

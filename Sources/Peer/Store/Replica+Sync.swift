@@ -186,11 +186,30 @@ extension Replica {
     /// 1.2–1.3× its first), and a WAL checkpointed every 64 MiB instead of every 4 MiB (each
     /// checkpoint copies again the index pages every batch since the last one touched, and
     /// waits for two fsyncs). Notes materialised meanwhile wait for the search index.
+    /// With `checkpointBesideBulkWrites`, a thread of its own copies the log instead
+    /// (`WALCheckpointer`).
     public func enterBulkWrite() throws {
         guard !writingInBulk else { return }
         try database.execute("PRAGMA cache_size = -65536")
-        try database.execute("PRAGMA wal_autocheckpoint = \(Self.bulkWriteCheckpointPages)")
+        if checkpointsBeside {
+            checkpointer = try WALCheckpointer(path: path, limit: bulkCheckpointPages)
+            database.countLogPages()
+        } else {
+            try database.execute("PRAGMA wal_autocheckpoint = \(bulkCheckpointPages)")
+        }
         writingInBulk = true
+    }
+
+    /// Has each bulk write's log copied into the database file on a thread of its own
+    /// (`WALCheckpointer`), so the engine's thread, a catch-up's bottleneck, copies little of
+    /// it (docs/decisions.md, "Checkpoints beside a bulk write"). The daemon's choice: the
+    /// tests and the simulation, with many replicas in one process, keep one thread each.
+    public func checkpointBesideBulkWrites() { checkpointsBeside = true }
+
+    /// Ends the bulk write's checkpointing thread (its checkpoint in progress done first).
+    func stopCheckpointer() {
+        checkpointer?.stop()
+        checkpointer = nil
     }
 
     /// A catch-up or an import is under way: its notes wait for the search index until it ends.
@@ -223,7 +242,10 @@ extension Replica {
         sentBlocksArrivalOrder = []
         if writingInBulk {
             writingInBulk = false
+            // Stopped first: a checkpoint can run on one connection at a time.
+            stopCheckpointer()
             try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            // SQLite's automatic checkpoints again (in place of `countLogPages`, if it was on).
             try database.execute("PRAGMA wal_autocheckpoint = 1000")
             try database.execute("PRAGMA cache_size = -2000")
         }

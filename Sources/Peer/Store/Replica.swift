@@ -62,6 +62,13 @@ public final class Replica {
     var writingInBulk = false
     /// The second, read-only connection for work beside the engine's (`parallelReader()`).
     var parallelReaderConnection: ParallelReader?
+    /// Whether a bulk write's log is checkpointed on a thread of its own
+    /// (`checkpointBesideBulkWrites`), and that thread while one runs.
+    var checkpointsBeside = false
+    var checkpointer: WALCheckpointer?
+    /// The log's size at which a bulk write's log is copied into the database file
+    /// (`bulkWriteCheckpointPages`; smaller in tests).
+    var bulkCheckpointPages = Replica.bulkWriteCheckpointPages
     /// Replicas whose vector entry the transaction in progress advanced (see `flushVector`).
     var changedVectorEntries = Set<ReplicaID>()
     private let lock: FileLock
@@ -121,6 +128,9 @@ public final class Replica {
         try buildSearchIndexIfNeeded()
     }
 
+    /// A bulk write's checkpointing thread ends with its replica (its connection would outlive it).
+    deinit { checkpointer?.stop() }
+
     public static func systemRandomBytes(_ count: Int) -> [UInt8] { Sodium.randomBytes(count) }
 
     /// The schema this notesd writes (one version per migration, `Schema`).
@@ -141,6 +151,7 @@ public final class Replica {
         // The parallel reader closes first, so the writer is the last connection and removes
         // the write-ahead log as it closes.
         parallelReaderConnection = nil
+        stopCheckpointer()
         try setMeta(Self.closedCleanlyKey, 1)
     }
 
@@ -203,6 +214,7 @@ public final class Replica {
         pendingChanges = Changes()
         pendingCounts = NoteCountChanges()
         changedVectorEntries.removeAll()
+        checkpointer?.beforeTransaction(logPages: database.logPages)
         do {
             let result = try database.transaction {
                 let result = try body()

@@ -30,6 +30,7 @@ final class EngineDaemon: DaemonEngine {
         // reads: said as the check would say it (the next start checks the file first).
         let (replica, identity, engine) = try reportingDamage(in: databasePath) {
             let replica = try Replica(path: databasePath, check: .afterUncleanShutdown)
+            replica.checkpointBesideBulkWrites()
             let identity = try DeviceIdentity.loadOrCreate(inDirectory: config.dataDirectory)
             let household = try HouseholdKey(directory: config.dataDirectory)
             for socket in startup.otherActivatedSockets { close(socket.fileDescriptor) }
