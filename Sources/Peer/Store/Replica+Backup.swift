@@ -254,7 +254,8 @@ extension Replica {
         for (seq, record, revision) in dropped.reversed() {
             try database.run("DELETE FROM log WHERE replica = ?1 AND seq = ?2", [.record(old.raw), .integer(Int64(seq))])
             // A derived revision (a conflict copy) may be named by a peer's entry too: it stays.
-            let stillNamed = try database.first("SELECT 1 FROM log WHERE revision = ?1", [.hash(revision)]) { _ in true } ?? false
+            let stillNamed = try database.first(
+                "SELECT 1 FROM log WHERE record = ?1 AND revision = ?2", [.record(record), .hash(revision)]) { _ in true } ?? false
             guard !stillNamed,
                   let (stored, parts) = try Replica.resolvedRevision(revision, of: record, in: database)
             else { continue }

@@ -9,7 +9,7 @@ extension Replica {
         var problems = try database.check(full: true).map { "sqlite: \($0)" }
         problems += try searchIndexProblems()
         let unlogged = try database.first(
-            "SELECT count(*) FROM revisions r WHERE NOT EXISTS (SELECT 1 FROM log WHERE log.record = r.record AND log.revision = r.id)"
+            "SELECT count(*) FROM revisions r LEFT JOIN log l ON l.record = r.record AND l.revision = r.id WHERE l.stored IS NULL"
         ) { $0.int(0) } ?? 0
         if unlogged > 0 { problems.append("\(unlogged) revision(s) have no log entry") }
         let dangling = try database.first(

@@ -77,6 +77,15 @@ extension Replica {
         try database.first(selectByKey, [.record(record), .hash(id)], storedRow)
     }
 
+    /// The row a delta is a change of: its first parent, a revision of its record; except in
+    /// a library that, before schema 14, took in a peer's revision naming another record's
+    /// revision as its parent (none is applied since) and stored it as a change of that one.
+    /// Such a parent is found by its id alone, a scan of the table that only this damage costs.
+    static func deltaBase(_ parent: RevisionID, of record: RecordID, in database: Database) throws -> StoredRevisionRow? {
+        if let row = try storedRow(parent, of: record, in: database) { return row }
+        return try database.first("SELECT \(storedColumns) FROM revisions WHERE id = ?1", [.hash(parent)], storedRow)
+    }
+
     /// One row's parts, given its first parent's (required when the row is a delta).
     static func resolve(_ row: StoredRevisionRow, firstParent: ResolvedParts?) throws -> ResolvedParts {
         guard let depth = row.depth else {
@@ -104,10 +113,15 @@ extension Replica {
         _ id: RevisionID, of record: RecordID, in database: Database
     ) throws -> (row: StoredRevisionRow, parts: ResolvedParts)? {
         guard let first = try storedRow(id, of: record, in: database) else { return nil }
+        return try resolved(first, in: database)
+    }
+
+    /// A stored row's parts, reading its delta chain.
+    static func resolved(_ first: StoredRevisionRow, in database: Database) throws -> (row: StoredRevisionRow, parts: ResolvedParts) {
         var chain = [first]
         while let depth = chain.last!.depth, depth > 0 {
             guard chain.count <= RevisionStorage.maximumDepth, let parent = chain.last!.parents.first,
-                  let row = try storedRow(parent, of: record, in: database)
+                  let row = try deltaBase(parent, of: chain.last!.record, in: database)
             else {
                 throw ReplicaError.invalid("revision \(first.id.short) is stored as changes of revisions that are not stored; \(ReplicaError.damagedLibraryAdvice)")
             }
@@ -165,7 +179,8 @@ extension Replica {
                     throw ReplicaError.invalid("revision \(row.id.short) is stored as a chain of changes longer than \(RevisionStorage.maximumDepth); \(ReplicaError.damagedLibraryAdvice)")
                 }
                 guard let next = byID[parent] else {
-                    throw ReplicaError.invalid("revision \(row.id.short) is stored as a change of a parent that is not stored; \(ReplicaError.damagedLibraryAdvice)")
+                    base = try deltaBase(parent, of: record, in: database).map { try Self.resolved($0, in: database).parts }
+                    break
                 }
                 chain.append(next)
             }

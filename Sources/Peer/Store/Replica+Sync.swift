@@ -281,8 +281,11 @@ extension Replica {
                     outcome.need = .gap(replica: entry.dot.replica, expected: vector[entry.dot.replica] + 1)
                     break
                 }
-                guard let record = entry.record else {
-                    outcome.rejected = "entry \(entry.dot): its revision does not say which record it belongs to"
+                let record: RecordID
+                do {
+                    record = try entry.record
+                } catch {
+                    outcome.rejected = "entry \(entry.dot): \(error)"
                     break
                 }
                 if try hasRevision(entry.revision, of: record) {

@@ -51,13 +51,18 @@ public struct EntryPayload: Hashable, Sendable {
     }
 
     /// The record the entry's revision belongs to, as its content names it (every encoding
-    /// starts with it); nil when the content is too damaged to say. The replica finds
-    /// revisions by record and id (schema migration 14).
-    public var record: RecordID? {
-        switch content {
-        case .full(let data, _): try? BodyDelta.recordAndParents(inPrefix: data).record
-        case .edited(let prefix, _, _, _): try? BodyDelta.recordAndParents(inPrefix: prefix).record
-        case .purged(let header): header.record
+    /// starts with it; for full content, from the checks' decoding when made); throws why
+    /// when the content does not say. The replica finds revisions by record and id (schema
+    /// migration 14).
+    public var record: RecordID {
+        get throws {
+            switch content {
+            case .full(let data, _):
+                if let decoded = checks?.revisionDecoded { return try decoded.get().header.record }
+                return try BodyDelta.recordAndParents(inPrefix: data).record
+            case .edited(let prefix, _, _, _): return try BodyDelta.recordAndParents(inPrefix: prefix).record
+            case .purged(let header): return header.record
+            }
         }
     }
 
