@@ -17,15 +17,11 @@ import TestSupport
         copy = try Replica(path: directory.file("copy.db"), randomBytes: SeededBytes.source(seed: 72))
     }
 
-    private func walBytes() throws -> Int {
-        try FileManager.default.attributesOfItem(atPath: copy.path + "-wal")[.size] as? Int ?? -1
+    private func automaticCheckpointPages() throws -> Int64? {
+        try copy.database.first("PRAGMA wal_autocheckpoint") { $0.int(0) }
     }
 
-    /// Every note arrives; the thread copies the log; at its limit the engine waits for the
-    /// copy and the log starts again from its beginning (so the log file stays far smaller
-    /// than what the catch-up wrote); settling stops the thread and empties the log.
-    @Test func aCatchUpsLogIsCopiedBesideItAndStartsAgainAtItsLimit() throws {
-        let notes = 8 * Replica.bulkBatchThreshold
+    private func fill(_ notes: Int) throws {
         try source.inOneTransaction {
             for index in 0..<notes {
                 _ = try source.createNote(
@@ -33,8 +29,11 @@ import TestSupport
                     now: 1_000 + UInt64(index))
             }
         }
-        copy.checkpointBesideBulkWrites()
-        copy.bulkCheckpointPages = 40
+    }
+
+    /// Applies the source to the copy in batches; the pages committed, the log's largest size,
+    /// and how many transactions began with the log at its limit.
+    private func catchUp() throws -> (committed: Int, peak: Int, waits: Int) {
         var committed = 0, peak = 0, waits = 0
         while true {
             let batch = try source.entries(missingFrom: copy.vector, maxCount: Replica.bulkBatchThreshold)
@@ -46,7 +45,25 @@ import TestSupport
             if before >= copy.bulkCheckpointPages { waits += 1 }
             committed += copy.database.pagesWritten - written
             peak = max(peak, copy.database.logPages)
+            // SQLite's own checkpoints are off meanwhile (the commit hook replaces them).
+            #expect(try automaticCheckpointPages() == 0)
         }
+        return (committed, peak, waits)
+    }
+
+    private func walBytes() throws -> Int {
+        try FileManager.default.attributesOfItem(atPath: copy.path + "-wal")[.size] as? Int ?? -1
+    }
+
+    /// Every note arrives; the thread copies the log; at its limit the engine waits for the
+    /// copy and the log starts again from its beginning (so the log file stays far smaller
+    /// than what the catch-up wrote); settling stops the thread and empties the log.
+    @Test func aCatchUpsLogIsCopiedBesideItAndStartsAgainAtItsLimit() throws {
+        let notes = 8 * Replica.bulkBatchThreshold
+        try fill(notes)
+        copy.checkpointBesideBulkWrites()
+        copy.bulkCheckpointPages = 40
+        let (committed, peak, waits) = try catchUp()
         #expect(waits >= 4, "each batch is larger than the limit: the engine waited before most")
         let checkpointer = try #require(copy.checkpointer)
         #expect(checkpointer.passesRun >= waits)
@@ -62,9 +79,28 @@ import TestSupport
         #expect(copy.checkpointer == nil)
         #expect(try walBytes() == 0)
         // Out of the bulk write, SQLite's own checkpoints are back, and local writes go on.
+        #expect(try automaticCheckpointPages() == 1_000)
         _ = try copy.createNote(title: "after", body: paragraphs(["after the catch-up"]), now: 3_000)
         #expect(try copy.noteCount == notes + 1)
         #expect(try copy.integrityProblems() == [])
+    }
+
+    /// With a limit several batches long, the thread copies at three quarters of it while the
+    /// engine goes on writing, and the engine waits for the rest at the limit.
+    @Test func theThreadCopiesWhileTheEngineWritesAndTheEngineWaitsOnlyAtTheLimit() throws {
+        let notes = 16 * Replica.bulkBatchThreshold
+        try fill(notes)
+        copy.checkpointBesideBulkWrites()
+        copy.bulkCheckpointPages = 200
+        let (committed, peak, waits) = try catchUp()
+        let checkpointer = try #require(copy.checkpointer)
+        #expect(waits >= 2 && waits < 8, "\(waits) waits in 16 batches")
+        #expect(checkpointer.passesRun > waits, "passes made while the engine wrote, besides those it waited for")
+        #expect(peak < copy.bulkCheckpointPages + committed / 8, "the log reached \(peak) pages of the \(committed) committed")
+        #expect(try copy.noteCount == notes)
+        #expect(try copy.integrityProblems() == [])
+        try copy.releaseMemory()
+        #expect(checkpointer.hasStopped)
     }
 
     /// A replica dropped in the middle of a bulk write ends its checkpointing thread, and the
@@ -76,14 +112,18 @@ import TestSupport
             }
         }
         let path = directory.file("dropped.db")
+        var thread: WALCheckpointer?
         do {
             let dropped = try Replica(path: path, randomBytes: SeededBytes.source(seed: 73))
             dropped.checkpointBesideBulkWrites()
             dropped.bulkCheckpointPages = 8
             _ = try dropped.apply(try source.entries(missingFrom: dropped.vector, maxCount: Replica.bulkBatchThreshold), now: 2_000)
             _ = try dropped.apply(try source.entries(missingFrom: dropped.vector, maxCount: Replica.bulkBatchThreshold), now: 2_000)
-            #expect(dropped.checkpointer != nil)
+            let running = try #require(dropped.checkpointer as WALCheckpointer?)
+            #expect(!running.hasStopped)
+            thread = running
         }
+        #expect(thread?.hasStopped == true)
         let reopened = try Replica(path: path)
         #expect(try reopened.noteCount == 2 * Replica.bulkBatchThreshold)
         #expect(try reopened.integrityProblems() == [])

@@ -53,6 +53,7 @@ public final class Database {
     deinit {
         recent.removeAll()
         cache.removeAll()
+        sqlite3_wal_hook(handle, nil, nil)
         sqlite3_close_v2(handle)
     }
 

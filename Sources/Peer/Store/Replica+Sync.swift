@@ -191,8 +191,9 @@ extension Replica {
     public func enterBulkWrite() throws {
         guard !writingInBulk else { return }
         try database.execute("PRAGMA cache_size = -65536")
-        if checkpointsBeside {
-            checkpointer = try WALCheckpointer(path: path, limit: bulkCheckpointPages)
+        // Without a second connection (none left to open), SQLite's own checkpoints.
+        if checkpointsBeside, let thread = try? WALCheckpointer(path: path, limit: bulkCheckpointPages) {
+            checkpointer = thread
             database.countLogPages()
         } else {
             try database.execute("PRAGMA wal_autocheckpoint = \(bulkCheckpointPages)")
@@ -244,9 +245,10 @@ extension Replica {
             writingInBulk = false
             // Stopped first: a checkpoint can run on one connection at a time.
             stopCheckpointer()
-            try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            // SQLite's automatic checkpoints again (in place of `countLogPages`, if it was on).
+            // SQLite's automatic checkpoints again (in place of `countLogPages`, if it was on),
+            // before anything here can fail.
             try database.execute("PRAGMA wal_autocheckpoint = 1000")
+            try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             try database.execute("PRAGMA cache_size = -2000")
         }
         try database.execute("PRAGMA shrink_memory")

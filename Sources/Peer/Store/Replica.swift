@@ -214,7 +214,12 @@ public final class Replica {
         pendingChanges = Changes()
         pendingCounts = NoteCountChanges()
         changedVectorEntries.removeAll()
-        checkpointer?.beforeTransaction(logPages: database.logPages)
+        if checkpointer?.beforeTransaction(logPages: database.logPages) != nil {
+            // Its connection failed (an I/O error, damage): SQLite's own checkpoints again,
+            // on this connection, for the rest of the bulk write.
+            stopCheckpointer()
+            try database.execute("PRAGMA wal_autocheckpoint = \(bulkCheckpointPages)")
+        }
         do {
             let result = try database.transaction {
                 let result = try body()

@@ -1,4 +1,5 @@
 import Foundation
+import CSQLite
 
 /// Copies what a catch-up or an import commits to the write-ahead log into the database file,
 /// on a thread and a connection of its own, while the engine's connection goes on writing
@@ -13,6 +14,13 @@ import Foundation
 /// always trailed the writer would let the log grow for the whole catch-up). Checkpoints are
 /// `PASSIVE`: they never wait for the writer or a reader.
 ///
+/// SQLite before 3.51.3 (Debian 12 ships 3.40.1) can lose a commit when one connection's
+/// checkpoint starts just as another connection's commit starts the log again, right after
+/// a checkpoint that copied all of it (SQLite's documented "WAL-reset" bug). This protocol
+/// keeps the two apart: the engine starts the log again only at a transaction after a copy of
+/// everything, and the thread starts a pass either while the engine waits (no commit then) or
+/// at three quarters of the limit, which the log reaches only well after it started again.
+///
 /// Started by `Replica.enterBulkWrite` and stopped by `releaseMemory`, so an idle daemon has
 /// neither the thread nor the connection.
 final class WALCheckpointer: @unchecked Sendable {
@@ -23,8 +31,12 @@ final class WALCheckpointer: @unchecked Sendable {
     // Guarded by `condition`.
     private var asked = false, askedForEverything = false, running = false, stopping = false, stopped = false
     private var passes = 0
-    /// The engine's side (its thread only): the log's size when it last asked.
-    private var askedAtPages = 0
+    /// Why the last pass failed (not busy: an I/O error, a damaged file); the engine then
+    /// goes back to SQLite's own checkpoints.
+    private var failure: String?
+    /// The engine's side (its thread only): the log's size when it last asked (0: not asked
+    /// since the log started again), and at its last transaction.
+    private var askedAtPages = 0, lastPages = 0
 
     /// `limit`: the log's size in pages at which the engine waits for it to be copied.
     init(path: String, limit: Int) throws {
@@ -38,8 +50,12 @@ final class WALCheckpointer: @unchecked Sendable {
     /// Called by the engine before each transaction of a bulk write, with the log's size
     /// after its last commit: asks for a copy at three quarters of the limit, and at the
     /// limit waits until everything is copied.
-    func beforeTransaction(logPages: Int) {
-        if logPages < askedAtPages { askedAtPages = 0 }  // the log started again
+    /// Returns why the thread failed, when it did: it stops copying, and the engine should
+    /// checkpoint itself.
+    func beforeTransaction(logPages: Int) -> String? {
+        if let failure = condition.withLock({ failure }) { return failure }
+        if logPages < lastPages { askedAtPages = 0 }  // the log started again
+        lastPages = logPages
         if logPages >= limit {
             copyEverything()
             askedAtPages = 0
@@ -50,6 +66,7 @@ final class WALCheckpointer: @unchecked Sendable {
                 condition.broadcast()
             }
         }
+        return nil
     }
 
     /// Asks for everything committed to be copied, and waits until it is (or cannot be: a
@@ -59,7 +76,7 @@ final class WALCheckpointer: @unchecked Sendable {
             asked = true
             askedForEverything = true
             condition.broadcast()
-            while asked || running { condition.wait() }
+            while (asked || running) && !stopped { condition.wait() }
         }
     }
 
@@ -72,8 +89,9 @@ final class WALCheckpointer: @unchecked Sendable {
         }
     }
 
-    /// Checkpoint passes this thread ran, for tests.
+    /// Checkpoint passes this thread ran, and whether it has ended, for tests.
     var passesRun: Int { condition.withLock { passes } }
+    var hasStopped: Bool { condition.withLock { stopped } }
 
     private func checkpointWhenAsked() {
         condition.lock()
@@ -83,9 +101,10 @@ final class WALCheckpointer: @unchecked Sendable {
             let everything = askedForEverything
             (asked, askedForEverything, running) = (false, false, true)
             condition.unlock()
-            let ran = copy(untilDone: everything)
+            let (ran, error) = copy(untilDone: everything)
             condition.lock()
             passes += ran
+            if let error { failure = error }
             running = false
             condition.broadcast()
         }
@@ -96,16 +115,22 @@ final class WALCheckpointer: @unchecked Sendable {
 
     /// One checkpoint pass, or (`untilDone`, while the engine waits) passes until the whole
     /// log is copied or one copies nothing more (a reader still reads an older state of the
-    /// log); how many ran.
-    private func copy(untilDone: Bool) -> Int {
+    /// log); how many ran, and why one failed.
+    private func copy(untilDone: Bool) -> (passes: Int, error: String?) {
         var copied: Int64 = -1
         var passes = 0
         while true {
-            guard let (busy, log, done) = try? database.first("PRAGMA wal_checkpoint(PASSIVE)", [], { ($0.int(0), $0.int(1), $0.int(2)) })
-            else { return passes }
+            let result: (busy: Int64, log: Int64, done: Int64)?
+            do {
+                result = try database.first("PRAGMA wal_checkpoint(PASSIVE)", [], { ($0.int(0), $0.int(1), $0.int(2)) })
+            } catch let error as SQLiteError where error.resultCode & 0xff == SQLITE_BUSY {
+                return (passes, nil)  // the engine's connection is checkpointing
+            } catch {
+                return (passes, "\(error)")
+            }
             passes += 1
-            guard untilDone, busy == 0, done < log, done > copied else { return passes }
-            copied = done
+            guard untilDone, let result, result.busy == 0, result.done < result.log, result.done > copied else { return (passes, nil) }
+            copied = result.done
         }
     }
 }
