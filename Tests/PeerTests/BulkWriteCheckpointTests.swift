@@ -31,9 +31,13 @@ import TestSupport
         }
     }
 
-    /// Applies the source to the copy in batches; the pages committed, the log's largest size,
-    /// and how many transactions began with the log at its limit.
-    private func catchUp() throws -> (committed: Int, peak: Int, waits: Int) {
+    /// Writes `notes` notes into the source and applies them to the copy in batches, its log
+    /// copied beside it up to `limit` pages; the pages committed, the log's largest size, how
+    /// many transactions began with the log at its limit, and the checkpointing thread.
+    private func catchUp(notes: Int, limit: Int) throws -> (committed: Int, peak: Int, waits: Int, checkpointer: WALCheckpointer) {
+        try fill(notes)
+        copy.checkpointBesideBulkWrites()
+        copy.bulkCheckpointPages = limit
         var committed = 0, peak = 0, waits = 0
         while true {
             let batch = try source.entries(missingFrom: copy.vector, maxCount: Replica.bulkBatchThreshold)
@@ -48,7 +52,7 @@ import TestSupport
             // SQLite's own checkpoints are off meanwhile (the commit hook replaces them).
             #expect(try automaticCheckpointPages() == 0)
         }
-        return (committed, peak, waits)
+        return (committed, peak, waits, try #require(copy.checkpointer))
     }
 
     private func walBytes() throws -> Int {
@@ -60,12 +64,8 @@ import TestSupport
     /// than what the catch-up wrote); settling stops the thread and empties the log.
     @Test func aCatchUpsLogIsCopiedBesideItAndStartsAgainAtItsLimit() throws {
         let notes = 8 * Replica.bulkBatchThreshold
-        try fill(notes)
-        copy.checkpointBesideBulkWrites()
-        copy.bulkCheckpointPages = 40
-        let (committed, peak, waits) = try catchUp()
+        let (committed, peak, waits, checkpointer) = try catchUp(notes: notes, limit: 40)
         #expect(waits >= 4, "each batch is larger than the limit: the engine waited before most")
-        let checkpointer = try #require(copy.checkpointer)
         #expect(checkpointer.passesRun >= waits)
         // The log started again each time: it never held more than a batch or two, where
         // without the copies it would hold every page the catch-up committed.
@@ -89,11 +89,7 @@ import TestSupport
     /// engine goes on writing, and the engine waits for the rest at the limit.
     @Test func theThreadCopiesWhileTheEngineWritesAndTheEngineWaitsOnlyAtTheLimit() throws {
         let notes = 16 * Replica.bulkBatchThreshold
-        try fill(notes)
-        copy.checkpointBesideBulkWrites()
-        copy.bulkCheckpointPages = 200
-        let (committed, peak, waits) = try catchUp()
-        let checkpointer = try #require(copy.checkpointer)
+        let (committed, peak, waits, checkpointer) = try catchUp(notes: notes, limit: 200)
         #expect(waits >= 2 && waits < 8, "\(waits) waits in 16 batches")
         #expect(checkpointer.passesRun > waits, "passes made while the engine wrote, besides those it waited for")
         #expect(peak < copy.bulkCheckpointPages + committed / 8, "the log reached \(peak) pages of the \(committed) committed")

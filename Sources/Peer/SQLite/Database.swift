@@ -123,7 +123,7 @@ public final class Database {
 
     /// The log's size in pages after this connection's last commit, kept while
     /// `countLogPages` is on (0 before the first commit).
-    public private(set) var logPages = 0
+    private(set) var logPages = 0
 
     /// Has each commit note the log's size (`logPages`, through `sqlite3_wal_hook`) instead of
     /// checkpointing once it passes SQLite's limit: the caller sees to checkpoints
@@ -137,7 +137,7 @@ public final class Database {
     }
 
     /// Pages this connection has written to the log so far (`SQLITE_DBSTATUS_CACHE_WRITE`).
-    public var pagesWritten: Int {
+    var pagesWritten: Int {
         var current: Int32 = 0, highest: Int32 = 0
         sqlite3_db_status(handle, SQLITE_DBSTATUS_CACHE_WRITE, &current, &highest, 0)
         return Int(current)

@@ -39,6 +39,8 @@ extension Replica {
     /// Revisions are found by record and id, never by id alone (schema migration 14).
     private static let selectByKey = "SELECT \(storedColumns) FROM revisions WHERE record = ?1 AND id = ?2"
     private static let selectByRecord = "SELECT \(storedColumns) FROM revisions WHERE record = ?1"
+    /// Only for `deltaBase`'s damaged case: a scan of the table.
+    private static let selectByIDAlone = "SELECT \(storedColumns) FROM revisions WHERE id = ?1"
     private static let insertStored = "INSERT INTO revisions (\(storedColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
 
     /// A `revisions` row as it is on disk (`RevisionStorage` says what `body`, `data` and
@@ -83,7 +85,7 @@ extension Replica {
     /// Such a parent is found by its id alone, a scan of the table that only this damage costs.
     static func deltaBase(_ parent: RevisionID, of record: RecordID, in database: Database) throws -> StoredRevisionRow? {
         if let row = try storedRow(parent, of: record, in: database) { return row }
-        return try database.first("SELECT \(storedColumns) FROM revisions WHERE id = ?1", [.hash(parent)], storedRow)
+        return try database.first(selectByIDAlone, [.hash(parent)], storedRow)
     }
 
     /// One row's parts, given its first parent's (required when the row is a delta).

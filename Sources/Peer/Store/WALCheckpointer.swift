@@ -34,9 +34,9 @@ final class WALCheckpointer: @unchecked Sendable {
     /// Why the last pass failed (not busy: an I/O error, a damaged file); the engine then
     /// goes back to SQLite's own checkpoints.
     private var failure: String?
-    /// The engine's side (its thread only): the log's size when it last asked (0: not asked
-    /// since the log started again), and at its last transaction.
-    private var askedAtPages = 0, lastPages = 0
+    /// The engine's side (its thread only): whether it asked for a copy since the log last
+    /// started again, and the log's size at its last transaction.
+    private var askedSinceRestart = false, lastPages = 0
 
     /// `limit`: the log's size in pages at which the engine waits for it to be copied.
     init(path: String, limit: Int) throws {
@@ -54,13 +54,13 @@ final class WALCheckpointer: @unchecked Sendable {
     /// checkpoint itself.
     func beforeTransaction(logPages: Int) -> String? {
         if let failure = condition.withLock({ failure }) { return failure }
-        if logPages < lastPages { askedAtPages = 0 }  // the log started again
+        if logPages < lastPages { askedSinceRestart = false }  // the log started again
         lastPages = logPages
         if logPages >= limit {
             copyEverything()
-            askedAtPages = 0
-        } else if logPages >= limit * 3 / 4, askedAtPages == 0 {
-            askedAtPages = logPages
+            askedSinceRestart = false
+        } else if logPages >= limit * 3 / 4, !askedSinceRestart {
+            askedSinceRestart = true
             condition.withLock {
                 asked = true
                 condition.broadcast()
@@ -71,7 +71,7 @@ final class WALCheckpointer: @unchecked Sendable {
 
     /// Asks for everything committed to be copied, and waits until it is (or cannot be: a
     /// reader still reads an older state of the log).
-    func copyEverything() {
+    private func copyEverything() {
         condition.withLock {
             asked = true
             askedForEverything = true
