@@ -40,7 +40,7 @@ public struct Block: Hashable, Sendable {
     /// A block as `HTMLBlocks.split` would produce it. `content` must be HTML that `split` would
     /// put in such a block (to build one from plain text, use `Block.paragraph(_:)`).
     public init(_ kind: Kind, attributes: [HTMLAttribute] = [], content: String = "") {
-        if let problem = Block.problem(kind: kind, attributes: attributes, content: content) {
+        if let problem = Block.problem(kind: kind, attributes: attributes, contentIsEmpty: content.isEmpty) {
             preconditionFailure("invalid Block: \(problem)")
         }
         self.init(unchecked: kind, attributes: attributes, content: content)
@@ -61,7 +61,7 @@ public struct Block: Hashable, Sendable {
     }
 
     /// What makes a block impossible to encode or to join, if anything.
-    static func problem(kind: Kind, attributes: [HTMLAttribute], content: String) -> String? {
+    static func problem(kind: Kind, attributes: [HTMLAttribute], contentIsEmpty: Bool) -> String? {
         switch kind {
         case .heading(let level) where !(1...6).contains(level):
             return "heading level \(level) is not 1…6"
@@ -72,7 +72,7 @@ public struct Block: Hashable, Sendable {
                 ?? attributes.lazy.compactMap(\.problem).first
         case .opaque where !attributes.isEmpty:
             return "an opaque block has no attributes (its HTML is all in content)"
-        case .rule where !content.isEmpty:
+        case .rule where !contentIsEmpty:
             return "a rule has no content"
         case .paragraph, .division, .heading, .quote, .code, .rule, .opaque:
             return attributes.lazy.compactMap(\.problem).first
@@ -121,11 +121,20 @@ public struct HTMLAttribute: Hashable, Sendable {
     /// Why `join` could not write this attribute back as one attribute, if it could not.
     var problem: String? {
         if name.isEmpty { return "an attribute name is empty" }
-        let forbidden: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0C, 0x0D, 0x2F, 0x3E, 0x3D, 0x22, 0x27, 0x3C]
-        if name.utf8.contains(where: { forbidden.contains($0) || (0x41...0x5A).contains($0) }) {
+        if name.utf8.contains(where: Self.cannotBeInName) {
             return "attribute name \"\(name)\" is not lower-case or holds a character that ends a name"
         }
         return nil
+    }
+
+    /// White space, `/`, `>`, `=`, quotes and `<` end a name; an upper-case letter would not
+    /// survive the tokenizer's lower-casing. (A switch, not a set: every decoded block's
+    /// attributes are checked.)
+    private static func cannotBeInName(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x20, 0x09, 0x0A, 0x0C, 0x0D, 0x2F, 0x3E, 0x3D, 0x22, 0x27, 0x3C, 0x41...0x5A: true
+        default: false
+        }
     }
 }
 

@@ -106,7 +106,30 @@ extension Block {
     /// trailing bytes, a newer version, non-shortest varints, invalid UTF-8, impossible fields —
     /// is a `BlockDecodingError`, never a crash.
     public init(encoded: some Collection<UInt8>) throws(BlockDecodingError) {
-        var reader = Reader(bytes: Array(encoded))
+        let bytes = Array(encoded)
+        let fields = try BlockEncoding.read(bytes, keepingContent: true)
+        // The input is exactly the canonical encoding (every field was checked to be in its only
+        // form), so its hash is the fingerprint.
+        self.init(
+            unchecked: fields.kind, attributes: fields.attributes, content: fields.content ?? "", fingerprint: Fingerprint.of(bytes))
+    }
+
+    /// Throws what `init(encoded:)` would throw, and nothing when it would decode, without
+    /// building the block: a receiver checks every block a peer sends before storing it, and
+    /// most of a block is its content, whose UTF-8 is checked here but never copied into a
+    /// string (nor hashed into a fingerprint) only to be dropped.
+    public static func check(encoded: [UInt8]) throws(BlockDecodingError) {
+        _ = try BlockEncoding.read(encoded, keepingContent: false)
+    }
+}
+
+extension BlockEncoding {
+    /// The fields of one encoded block, each checked to be in its only form and the block
+    /// possible (`Block.problem`); the content is returned only when `keepingContent`.
+    fileprivate static func read(
+        _ bytes: [UInt8], keepingContent: Bool
+    ) throws(BlockDecodingError) -> (kind: Block.Kind, attributes: [HTMLAttribute], content: String?) {
+        var reader = Reader(bytes: bytes)
         let version = try reader.byte("the version")
         guard version == BlockEncoding.version else {
             throw BlockDecodingError(
@@ -115,7 +138,7 @@ extension Block {
                     + "if a newer notesd wrote it, upgrade this one")
         }
         let kindOffset = reader.offset
-        let kind: Kind
+        let kind: Block.Kind
         switch try reader.byte("the kind") {
         case 0: kind = .paragraph
         case 1: kind = .division
@@ -136,17 +159,23 @@ extension Block {
             throw BlockDecodingError(offset: kindOffset, reason: "unknown block kind \(other)")
         }
         let attributes = kind == .opaque ? [] : try reader.attributes()
-        let content = try reader.string("the content")
+        // Its UTF-8 checked once: as the string is made when it is kept, in place when not.
+        let content: String?, contentIsEmpty: Bool
+        if keepingContent {
+            content = try reader.string("the content")
+            contentIsEmpty = content!.isEmpty
+        } else {
+            content = nil
+            contentIsEmpty = try reader.utf8("the content").isEmpty
+        }
         guard reader.offset == reader.bytes.count else {
             throw BlockDecodingError(
                 offset: reader.offset, reason: "\(reader.bytes.count - reader.offset) bytes follow the end of the block")
         }
-        if let problem = Block.problem(kind: kind, attributes: attributes, content: content) {
+        if let problem = Block.problem(kind: kind, attributes: attributes, contentIsEmpty: contentIsEmpty) {
             throw BlockDecodingError(offset: kindOffset, reason: problem)
         }
-        // The input is exactly the canonical encoding (every field was checked to be in its only
-        // form), so its hash is the fingerprint.
-        self.init(unchecked: kind, attributes: attributes, content: content, fingerprint: Fingerprint.of(reader.bytes))
+        return (kind, attributes, content)
     }
 }
 
@@ -204,11 +233,24 @@ private struct Reader {
         return Int(value)
     }
 
+    /// The range of a string's UTF-8 bytes, checked to be valid UTF-8 but not copied out.
+    mutating func utf8(_ what: @autoclosure () -> String) throws(BlockDecodingError) -> Range<Int> {
+        let start = offset
+        let length = try count("the length of \(what())")
+        let range = offset..<offset + length
+        do {
+            _ = try UTF8Span(validating: bytes.span.extracting(range))
+        } catch {
+            throw BlockDecodingError(offset: start, reason: "\(what()) is not valid UTF-8")
+        }
+        offset += length
+        return range
+    }
+
     mutating func string(_ what: @autoclosure () -> String) throws(BlockDecodingError) -> String {
         let start = offset
         let length = try count("the length of \(what())")
-        let slice = bytes[offset..<offset + length]
-        guard let string = String(validating: slice, as: UTF8.self) else {
+        guard let string = String(validating: bytes[offset..<offset + length], as: UTF8.self) else {
             throw BlockDecodingError(offset: start, reason: "\(what()) is not valid UTF-8")
         }
         offset += length

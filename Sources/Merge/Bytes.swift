@@ -77,45 +77,45 @@ public struct ByteReader {
     public var remaining: Int { bytes.count - offset }
     public var isAtEnd: Bool { offset == bytes.count }
 
-    private mutating func take(_ count: Int, _ what: String) throws -> ArraySlice<UInt8> {
+    private mutating func take(_ count: Int, _ what: @autoclosure () -> String) throws -> ArraySlice<UInt8> {
         guard count >= 0, count <= remaining else {
-            throw DecodeError("truncated \(what): needs \(count) bytes, \(remaining) left")
+            throw DecodeError("truncated \(what()): needs \(count) bytes, \(remaining) left")
         }
         defer { offset += count }
         return bytes[offset..<offset + count]
     }
 
-    public mutating func u8(_ what: String = "byte") throws -> UInt8 { try take(1, what).first! }
+    public mutating func u8(_ what: @autoclosure () -> String = "byte") throws -> UInt8 { try take(1, what()).first! }
 
-    public mutating func bool(_ what: String = "flag") throws -> Bool {
-        switch try u8(what) {
+    public mutating func bool(_ what: @autoclosure () -> String = "flag") throws -> Bool {
+        switch try u8(what()) {
         case 0: return false
         case 1: return true
-        case let other: throw DecodeError("\(what) must be 0 or 1, found \(other)")
+        case let other: throw DecodeError("\(what()) must be 0 or 1, found \(other)")
         }
     }
 
-    public mutating func u16(_ what: String = "u16") throws -> UInt16 {
-        try take(2, what).reduce(0) { $0 << 8 | UInt16($1) }
+    public mutating func u16(_ what: @autoclosure () -> String = "u16") throws -> UInt16 {
+        try take(2, what()).reduce(0) { $0 << 8 | UInt16($1) }
     }
 
-    public mutating func u32(_ what: String = "u32") throws -> UInt32 {
-        try take(4, what).reduce(0) { $0 << 8 | UInt32($1) }
+    public mutating func u32(_ what: @autoclosure () -> String = "u32") throws -> UInt32 {
+        try take(4, what()).reduce(0) { $0 << 8 | UInt32($1) }
     }
 
-    public mutating func u64(_ what: String = "u64") throws -> UInt64 {
-        try take(8, what).reduce(0) { $0 << 8 | UInt64($1) }
+    public mutating func u64(_ what: @autoclosure () -> String = "u64") throws -> UInt64 {
+        try take(8, what()).reduce(0) { $0 << 8 | UInt64($1) }
     }
 
-    public mutating func varint(_ what: String = "varint") throws -> UInt64 {
+    public mutating func varint(_ what: @autoclosure () -> String = "varint") throws -> UInt64 {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         while true {
-            let byte = try u8(what)
-            guard shift < 64, shift != 63 || byte <= 1 else { throw DecodeError("\(what) overflows 64 bits") }
+            let byte = try u8(what())
+            guard shift < 64, shift != 63 || byte <= 1 else { throw DecodeError("\(what()) overflows 64 bits") }
             value |= UInt64(byte & 0x7F) << shift
             if byte & 0x80 == 0 {
-                guard byte != 0 || shift == 0 else { throw DecodeError("\(what) is not minimally encoded") }
+                guard byte != 0 || shift == 0 else { throw DecodeError("\(what()) is not minimally encoded") }
                 return value
             }
             shift += 7
@@ -127,55 +127,55 @@ public struct ByteReader {
 
     /// `u64` for a time or sequence number: refused above `storableMaximum`, which only a
     /// broken or hostile peer sends (and which would not fit the database).
-    public mutating func storableU64(_ what: String) throws -> UInt64 {
-        try storable(u64(what), what)
+    public mutating func storableU64(_ what: @autoclosure () -> String) throws -> UInt64 {
+        try storable(u64(what()), what())
     }
 
     /// `varint` for a sequence number, refused like `storableU64`.
-    public mutating func storableVarint(_ what: String) throws -> UInt64 {
-        try storable(varint(what), what)
+    public mutating func storableVarint(_ what: @autoclosure () -> String) throws -> UInt64 {
+        try storable(varint(what()), what())
     }
 
-    private func storable(_ value: UInt64, _ what: String) throws -> UInt64 {
-        guard value <= Self.storableMaximum else { throw DecodeError("\(what) \(value) is beyond the largest storable value \(Self.storableMaximum)") }
+    private func storable(_ value: UInt64, _ what: @autoclosure () -> String) throws -> UInt64 {
+        guard value <= Self.storableMaximum else { throw DecodeError("\(what()) \(value) is beyond the largest storable value \(Self.storableMaximum)") }
         return value
     }
 
     /// A count or length, refused when above `cap`.
-    public mutating func count(_ what: String, cap: Int) throws -> Int {
-        let value = try varint(what)
-        guard value <= UInt64(cap) else { throw DecodeError("\(what) \(value) is over the limit of \(cap)") }
+    public mutating func count(_ what: @autoclosure () -> String, cap: Int) throws -> Int {
+        let value = try varint(what())
+        guard value <= UInt64(cap) else { throw DecodeError("\(what()) \(value) is over the limit of \(cap)") }
         return Int(value)
     }
 
-    public mutating func raw(_ count: Int, _ what: String = "bytes") throws -> [UInt8] { Array(try take(count, what)) }
+    public mutating func raw(_ count: Int, _ what: @autoclosure () -> String = "bytes") throws -> [UInt8] { Array(try take(count, what())) }
 
-    public mutating func data(_ what: String = "bytes", cap: Int) throws -> [UInt8] {
-        let length = try count("\(what) length", cap: cap)
-        return try raw(length, what)
+    public mutating func data(_ what: @autoclosure () -> String = "bytes", cap: Int) throws -> [UInt8] {
+        let length = try count("\(what()) length", cap: cap)
+        return try raw(length, what())
     }
 
-    public mutating func string(_ what: String = "text", cap: Int) throws -> String {
-        let utf8 = try data(what, cap: cap)
-        guard let text = String(validating: utf8, as: UTF8.self) else { throw DecodeError("\(what) is not valid UTF-8") }
+    public mutating func string(_ what: @autoclosure () -> String = "text", cap: Int) throws -> String {
+        let utf8 = try data(what(), cap: cap)
+        guard let text = String(validating: utf8, as: UTF8.self) else { throw DecodeError("\(what()) is not valid UTF-8") }
         return text
     }
 
-    public mutating func optional<T>(_ what: String, _ read: (inout ByteReader) throws -> T) throws -> T? {
-        try bool("\(what) presence") ? try read(&self) : nil
+    public mutating func optional<T>(_ what: @autoclosure () -> String, _ read: (inout ByteReader) throws -> T) throws -> T? {
+        try bool("\(what()) presence") ? try read(&self) : nil
     }
 
-    public mutating func hash(_ what: String = "hash") throws -> Hash256 {
-        Hash256(bytes: try take(32, what))!
+    public mutating func hash(_ what: @autoclosure () -> String = "hash") throws -> Hash256 {
+        Hash256(bytes: try take(32, what()))!
     }
 
-    public mutating func record(_ what: String = "record id") throws -> RecordID {
-        RecordID(high: try u64(what), low: try u64(what))
+    public mutating func record(_ what: @autoclosure () -> String = "record id") throws -> RecordID {
+        RecordID(high: try u64(what()), low: try u64(what()))
     }
 
     /// Throws unless every byte was consumed: trailing garbage is malformed, not ignored.
-    public func expectEnd(_ what: String) throws {
-        guard isAtEnd else { throw DecodeError("\(remaining) unexpected bytes after \(what)") }
+    public func expectEnd(_ what: @autoclosure () -> String) throws {
+        guard isAtEnd else { throw DecodeError("\(remaining) unexpected bytes after \(what())") }
     }
 }
 

@@ -31,6 +31,7 @@ import Testing
             #expect(decoded == block)
             #expect(decoded.fingerprint == block.fingerprint)
             #expect(decoded.encoded() == block.encoded())
+            try Block.check(encoded: block.encoded())
         }
     }
 
@@ -43,6 +44,9 @@ import Testing
             ([1, 0, 0, 0, 0xFF], "follow the end"),
             ([1, 0, 0, 0x82, 0x00, 0x68, 0x69], "shortest form"),
             ([1, 0, 0, 1, 0xFF], "UTF-8"),
+            ([1, 0, 0, 3, 0xED, 0xA0, 0x80], "UTF-8"),  // a UTF-16 surrogate
+            ([1, 0, 0, 2, 0xC0, 0xAF], "UTF-8"),  // an overlong "/"
+            ([1, 0, 1, 2, 0xC3, 0x28, 0, 0], "UTF-8"),  // in an attribute name
             ([1, 2, 0, 0, 0], "heading level 0"),
             ([1, 6, 0, 0, 0], "at least one containing list"),
             ([1, 0, 1, 1, 0x61, 2, 0], "not 0 or 1"),
@@ -57,7 +61,19 @@ import Testing
             } throws: { error in
                 "\(error)".contains(reason)
             }
+            // The receiver's check refuses it with the very same error.
+            #expect(Self.checkError(bytes) == Self.decodeError(bytes))
         }
+    }
+
+    private static func checkError(_ bytes: [UInt8]) -> BlockDecodingError? {
+        do { try Block.check(encoded: bytes) } catch { return error }
+        return nil
+    }
+
+    private static func decodeError(_ bytes: [UInt8]) -> BlockDecodingError? {
+        do { _ = try Block(encoded: bytes) } catch { return error }
+        return nil
     }
 
     @Test func randomBytesNeverCrashAndOnlyCanonicalBytesDecode() {
@@ -81,6 +97,7 @@ import Testing
             if let block = try? Block(encoded: bytes) {
                 #expect(block.encoded() == bytes, "MERGE_SEED=\(seed): decoded non-canonical bytes \(bytes)")
             }
+            #expect(Self.checkError(bytes) == Self.decodeError(bytes), "MERGE_SEED=\(seed): check and decode disagree on \(bytes)")
         }
     }
 }

@@ -127,3 +127,41 @@ import TestSupport
         #expect(try database.first(literal) { $0.text(0) } == "the literal")
     }
 }
+
+/// Ids and small blobs are bound from memory the statement owns (`Statement.bind`): each run
+/// must store its own values, whatever the runs before it bound and however the scratch grew.
+@Suite struct StatementBindingTests {
+    @Test func eachRunStoresItsOwnBlobsWhateverTheRunsBeforeItBound() throws {
+        let directory = try TemporaryDirectory()
+        let database = try Database(path: directory.file("b.db"))
+        try database.execute("CREATE TABLE t (n INTEGER, a BLOB, b BLOB, c BLOB)")
+        let limit = Statement.scratchBlobLimit
+        let sizes = [0, 1, 16, limit - 1, limit, limit + 1, 5_000, 3, 0]
+        var expected: [Int64: [[UInt8]?]] = [:]
+        for (number, size) in sizes.enumerated() {
+            let blob = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ number) }
+            let hash = Hash256(bytes: [UInt8](repeating: UInt8(number), count: 32))!
+            let record = RecordID(high: UInt64(number), low: ~UInt64(number))
+            // The values in a different order each run, so each lands elsewhere in the scratch.
+            let values: [SQLValue] = number.isMultiple(of: 2) ? [.blob(blob), .hash(hash), .record(record)] : [.record(record), .blob(blob), .hash(hash)]
+            let sql = number.isMultiple(of: 2) ? "INSERT INTO t (n, a, b, c) VALUES (?4, ?1, ?2, ?3)" : "INSERT INTO t (n, c, a, b) VALUES (?4, ?1, ?2, ?3)"
+            try database.run(sql, values + [.integer(Int64(number))])
+            expected[Int64(number)] = [blob, hash.bytes, record.bytes]
+        }
+        // Fewer values than parameters: the rest are NULL, not what the previous run bound.
+        try database.run("INSERT INTO t (n, a, b, c) VALUES (?4, ?1, ?2, ?3)", [.blob([9])])
+        let rows = try database.rows("SELECT n, a, b, c FROM t ORDER BY n") { row in
+            (row.isNull(0) ? nil : row.int(0), [row.optionalBlob(1), row.optionalBlob(2), row.optionalBlob(3)])
+        }
+        #expect(rows.count == sizes.count + 1)
+        for (number, columns) in rows {
+            if let number {
+                #expect(columns == expected[number], "row \(number)")
+            } else {
+                #expect(columns == [[9], nil, nil])
+            }
+        }
+        // An empty blob is stored as an empty blob, not as NULL.
+        #expect(try database.first("SELECT typeof(a) FROM t WHERE n = 0") { $0.text(0) } == "blob")
+    }
+}

@@ -120,13 +120,15 @@ struct SecretStreamPush: @unchecked Sendable {
     }
 
     mutating func push(_ plaintext: [UInt8], final: Bool) -> [UInt8] {
-        var ciphertext = [UInt8](repeating: 0, count: plaintext.count + SecureTransport.overhead)
-        var length: UInt64 = 0
         let tag = final ? crypto_secretstream_xchacha20poly1305_tag_final() : crypto_secretstream_xchacha20poly1305_tag_message()
-        let status = crypto_secretstream_xchacha20poly1305_push(
-            &state, &ciphertext, &length, plaintext, UInt64(plaintext.count), nil, 0, tag)
-        precondition(status == 0 && length == UInt64(ciphertext.count), "crypto_secretstream_xchacha20poly1305_push failed")
-        return ciphertext
+        // Not zero-filled first: the cipher writes every byte (a frame is up to a few MiB).
+        return [UInt8](unsafeUninitializedCapacity: plaintext.count + SecureTransport.overhead) { buffer, count in
+            var length: UInt64 = 0
+            let status = crypto_secretstream_xchacha20poly1305_push(
+                &state, buffer.baseAddress, &length, plaintext, UInt64(plaintext.count), nil, 0, tag)
+            precondition(status == 0 && length == UInt64(buffer.count), "crypto_secretstream_xchacha20poly1305_push failed")
+            count = buffer.count
+        }
     }
 }
 
@@ -147,11 +149,17 @@ struct SecretStreamPull: @unchecked Sendable {
     /// this position of the stream.
     mutating func pull(_ ciphertext: [UInt8]) -> (plaintext: [UInt8], isFinal: Bool)? {
         guard ciphertext.count >= SecureTransport.overhead else { return nil }
-        var plaintext = [UInt8](repeating: 0, count: ciphertext.count - SecureTransport.overhead)
-        var length: UInt64 = 0
         var tag: UInt8 = 0
-        guard crypto_secretstream_xchacha20poly1305_pull(
-            &state, &plaintext, &length, &tag, ciphertext, UInt64(ciphertext.count), nil, 0) == 0 else { return nil }
+        var authentic = false
+        // Not zero-filled first (as in `push`); nothing of it is kept unless it authenticates.
+        // (At least one byte, so an empty message still has somewhere to go.)
+        let plaintext = [UInt8](unsafeUninitializedCapacity: max(1, ciphertext.count - SecureTransport.overhead)) { buffer, count in
+            var length: UInt64 = 0
+            authentic = crypto_secretstream_xchacha20poly1305_pull(
+                &state, buffer.baseAddress, &length, &tag, ciphertext, UInt64(ciphertext.count), nil, 0) == 0
+            count = authentic ? Int(length) : 0
+        }
+        guard authentic else { return nil }
         return (plaintext, tag == crypto_secretstream_xchacha20poly1305_tag_final())
     }
 }

@@ -1,4 +1,5 @@
 import CSodium
+import Merge
 
 /// The one place notesd calls libsodium: initialisation and the few primitives the channel uses.
 ///
@@ -117,5 +118,19 @@ public enum Sodium {
 
     private static func noiseNonce(_ counter: UInt64) -> [UInt8] {
         [0, 0, 0, 0] + (0..<8).map { UInt8(truncatingIfNeeded: counter >> (8 * $0)) }
+    }
+}
+
+extension Sodium {
+    /// BLAKE2b-256: the replica's one content hash (revision ids, block addresses). Written
+    /// into a buffer on the stack: every block and revision a catch-up brings is hashed, and
+    /// an array per hash was a measurable share of it.
+    public static func hash256(_ input: [UInt8]) -> Hash256 {
+        initialize()
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { output in
+            let status = crypto_generichash(output.baseAddress!, 32, input, UInt64(input.count), nil, 0)
+            precondition(status == 0, "crypto_generichash failed with valid lengths")
+            return Hash256(bytes: output)!
+        }
     }
 }

@@ -22,6 +22,15 @@ public final class Statement {
     /// `sqlite3_clear_bindings` first (one call saved per statement run, of which a catch-up
     /// runs about ten per note).
     private let parameterCount: Int
+    /// Where a run's ids and small blobs are copied and bound from by pointer
+    /// (`SQLITE_STATIC`): SQLite's own copy of each bound blob (`SQLITE_TRANSIENT`) cost about
+    /// 190 instructions, and a catch-up binds some ninety of them per note. Every run binds
+    /// all of its values before its first step, so SQLite never reads what an earlier run
+    /// left here. Grown as needed, never beyond `parameterCount × scratchBlobLimit` bytes.
+    private var scratch = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    /// Blobs up to this size go through `scratch`; larger ones SQLite copies itself (a cached
+    /// statement keeps its scratch, and an idle daemon should not hold a large one).
+    static let scratchBlobLimit = 256
 
     init(database: Database, sql: String) throws {
         var handle: OpaquePointer?
@@ -35,13 +44,31 @@ public final class Statement {
         parameterCount = Int(sqlite3_bind_parameter_count(handle))
     }
 
-    deinit { sqlite3_finalize(handle) }
+    deinit {
+        sqlite3_finalize(handle)
+        scratch.deallocate()
+    }
 
     /// Resets the statement and binds `values` to its parameters `?1`, `?2`, ….
     @discardableResult
     public func bind(_ values: [SQLValue]) throws -> Statement {
         sqlite3_reset(handle)
         if values.count < parameterCount { sqlite3_clear_bindings(handle) }
+        var scratchUsed = 0
+        var scratchNeeded = 0
+        for value in values { scratchNeeded += Self.scratchSize(of: value) }
+        if scratchNeeded > scratch.count {
+            // Nothing bound from the old scratch is read again: every parameter is bound anew below.
+            scratch.deallocate()
+            scratch = .allocate(byteCount: scratchNeeded, alignment: 16)
+        }
+        /// Copies `bytes` into the scratch and binds them there.
+        func bindInScratch(_ bytes: UnsafeRawBufferPointer, at index: Int32) -> Int32 {
+            let start = scratch.baseAddress! + scratchUsed
+            if let source = bytes.baseAddress { start.copyMemory(from: source, byteCount: bytes.count) }
+            scratchUsed += bytes.count
+            return sqlite3_bind_blob(handle, index, start, Int32(bytes.count), nil)
+        }
         // By index: `enumerated()` here was not specialised and looked up its generic
         // metadata on every call.
         for offset in values.indices {
@@ -60,18 +87,29 @@ public final class Statement {
                         notesd_sqlite3_bind_text_copy(handle, index, $0, Int32(utf8.count))
                     }
                 }
-            case .blob(let bytes):
-                code = bytes.withUnsafeBytes {
-                    // An empty blob still needs a non-null pointer, or SQLite stores NULL.
-                    notesd_sqlite3_bind_blob_copy(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count))
-                }
-            case .hash(let hash): code = hash.withBytes { notesd_sqlite3_bind_blob_copy(handle, index, $0.baseAddress!, Int32($0.count)) }
-            case .record(let record): code = record.withBytes { notesd_sqlite3_bind_blob_copy(handle, index, $0.baseAddress!, Int32($0.count)) }
+            case .blob(let bytes) where bytes.count > Self.scratchBlobLimit:
+                code = bytes.withUnsafeBytes { notesd_sqlite3_bind_blob_copy(handle, index, $0.baseAddress!, Int32($0.count)) }
+            case .blob(let bytes) where bytes.isEmpty:
+                // An empty blob still needs a non-null pointer, or SQLite stores NULL.
+                code = notesd_sqlite3_bind_blob_copy(handle, index, UnsafeRawPointer(bitPattern: 1), 0)
+            case .blob(let bytes): code = bytes.withUnsafeBytes { bindInScratch($0, at: index) }
+            case .hash(let hash): code = hash.withBytes { bindInScratch($0, at: index) }
+            case .record(let record): code = record.withBytes { bindInScratch($0, at: index) }
             case .null: code = sqlite3_bind_null(handle, index)
             }
             guard code == SQLITE_OK else { throw database.error(code, sql: sql) }
         }
         return self
+    }
+
+    /// The bytes `value` takes in the scratch.
+    private static func scratchSize(of value: SQLValue) -> Int {
+        switch value {
+        case .hash: 32
+        case .record: 16
+        case .blob(let bytes) where bytes.count <= scratchBlobLimit: bytes.count
+        case .blob, .integer, .text, .null: 0
+        }
     }
 
     /// Advances to the next row; `false` when done.

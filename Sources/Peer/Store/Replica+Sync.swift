@@ -151,7 +151,7 @@ extension Replica {
     /// that uses them is applied (`insertRevision` takes them from here).
     public func storeBlocks(_ encodedBlocks: [[UInt8]]) throws {
         for encoded in encodedBlocks {
-            _ = try Block(encoded: encoded)
+            try Block.check(encoded: encoded)
             let hash = RevisionCodec.blockHash(encoded)
             guard sentBlocksAwaitingUse[hash] == nil else { continue }
             var oldest = 0

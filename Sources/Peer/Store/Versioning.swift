@@ -1,10 +1,5 @@
 import Merge
 
-extension Sodium {
-    /// BLAKE2b-256: the replica's one content hash (revision ids, block addresses).
-    public static func hash256(_ input: [UInt8]) -> Hash256 { Hash256(bytes: blake2b(input, outputLength: 32))! }
-}
-
 /// The random id a replica mints with its database. A wiped database gets a new one, so log
 /// sequence numbers never restart under an old name (docs/architecture.md).
 public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible {

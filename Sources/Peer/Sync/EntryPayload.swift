@@ -87,7 +87,7 @@ public struct EntryPayload: Hashable, Sendable {
         var hashes: [BlockHash] = []
         hashes.reserveCapacity(blocks.count)
         for encoded in blocks {
-            guard (try? Block(encoded: encoded)) != nil else { return nil }
+            guard (try? Block.check(encoded: encoded)) != nil else { return nil }
             hashes.append(RevisionCodec.blockHash(encoded))
         }
         return hashes
