@@ -134,14 +134,6 @@ public struct Hash256: Hashable, Comparable, Sendable, CustomStringConvertible {
     public static func < (lhs: Hash256, rhs: Hash256) -> Bool {
         (lhs.word0, lhs.word1, lhs.word2, lhs.word3) < (rhs.word0, rhs.word1, rhs.word2, rhs.word3)
     }
-
-    /// Hashed by its first word alone (equality still compares all four): the value is a
-    /// BLAKE2b output, so its first 64 bits are as spread as the whole, and a catch-up looks
-    /// up each block and revision in sets and maps several times (SipHash over four words was
-    /// 4 % of applying one).
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(word0)
-    }
 }
 
 /// A hybrid logical clock reading: 48 bits of Unix milliseconds, 16 bits of counter.

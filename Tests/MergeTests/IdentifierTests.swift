@@ -30,6 +30,27 @@ import Testing
         #expect(RevisionID(hex: large.description) == large)
     }
 
+    /// A peer chooses the hashes a `needBlocks` frame names: were a hash to depend on part of
+    /// the value, ones agreeing on that part would share one bucket (docs/decisions.md,
+    /// "`Hash256` hashes all of its bytes"). Its bytes are loaded four words at a time, so
+    /// each word is changed on its own, and both ways of building one must agree.
+    @Test func hash256HashesEveryWordAndBothLoadsAgree() throws {
+        let base = [UInt8](repeating: 0x5A, count: 32)
+        let hash = try #require(Hash256(bytes: base))
+        for word in 0..<4 {
+            var changed = base
+            changed[word * 8 + 7] ^= 1
+            let other = try #require(Hash256(bytes: changed))
+            #expect(other != hash)
+            #expect(other.hashValue != hash.hashValue, "word \(word) is not hashed")
+        }
+        // Contiguous (an array slice) and not (a lazy map) read the same bytes the same way.
+        let bytes = (0..<40).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+        #expect(Hash256(bytes: bytes[4..<36]) == Hash256(bytes: bytes[4..<36].lazy.map { $0 }))
+        #expect(Hash256(bytes: bytes[4..<36])?.bytes == Array(bytes[4..<36]))
+        #expect(Hash256(bytes: bytes[0..<31]) == nil)
+    }
+
     @Test func hlcAdvancesPastWallTimeAndWhatItReceives() {
         let start = HLC(milliseconds: 1_000, counter: 5)
         #expect(start.advanced(now: 2_000) == HLC(milliseconds: 2_000, counter: 0))
