@@ -126,13 +126,15 @@ extension Replica {
     /// what tombstones erased, and derives conflict copies. `stored` is a revision of the record
     /// this transaction just stored, still in memory: when it is the one head, it is not read
     /// back (the common case of an edit, and of every note a catch-up brings).
-    func materialize(_ record: RecordID, kind: RecordKind, stored: RevisionRow? = nil) throws {
-        let heads = try heads(of: record)
+    /// `newInBatch`: what this transaction gave a record that had no revision before it, so
+    /// its heads, its tombstones and its materialised row (none) need not be read.
+    func materialize(_ record: RecordID, kind: RecordKind, stored: RevisionRow? = nil, newInBatch: RecordNewInBatch? = nil) throws {
+        let heads = try newInBatch.map { $0.heads.sorted() } ?? heads(of: record)
         guard !heads.isEmpty else { return }
         // A record whose one head has no parents is new: no history, so no tombstone to look for.
         let single = heads.count == 1 ? try (stored?.id == heads[0] ? stored : revisionRow(heads[0], of: record)) : nil
         let isNew = single.map(\.parents.isEmpty) ?? false
-        let hasTombstone = isNew ? false : try database.first(
+        let hasTombstone = isNew ? false : try newInBatch.map(\.hasTombstone) ?? database.first(
             "SELECT 1 FROM revisions WHERE record = ?1 AND tombstone = 1 LIMIT 1", [.record(record)]) { _ in true } ?? false
         let everything = heads.count > 1 || hasTombstone
         let allRows = everything ? try revisionRows(record: record) : [single!]
@@ -145,14 +147,14 @@ extension Replica {
             // One head: the state is that revision as stored; no block needs reading.
             let row = single!
             guard case .note(let stored) = try row.decoded ?? RevisionCodec.decodeStored(row.data).content else { return }
-            try writeNoteRow(record, stored, stamp: row.stamp)
+            try writeNoteRow(record, stored, stamp: row.stamp, hadNoRow: newInBatch != nil)
         case .note:
             var blockHashes: [Block: BlockHash] = [:]
             let (version, conflicts) = try foldHeads(
                 heads, rows: rows, dag: dag, erased: erased,
                 load: { row in try self.loadNote(row, hashes: &blockHashes) },
                 merge: { base, a, b in Self.mergeNotes(record, base: base, a, b) })
-            try writeNote(record, version, blockHashes: blockHashes)
+            try writeNote(record, version, blockHashes: blockHashes, hadNoRow: newInBatch != nil)
             for conflict in conflicts {
                 if let created = try deriveConflictCopy(of: record, conflict) { pendingChanges.conflictCopies.append(created) }
             }
@@ -207,9 +209,9 @@ extension Replica {
     // MARK: - Writing materialised state
 
     /// Writes a merged note (with its blocks): hashes each block the merge composed itself.
-    private func writeNote(_ id: NoteID, _ version: Version<Note>, blockHashes: [Block: BlockHash]) throws {
+    private func writeNote(_ id: NoteID, _ version: Version<Note>, blockHashes: [Block: BlockHash], hadNoRow: Bool) throws {
         guard case .live(let note) = version.record else {
-            try writeNoteRow(id, .tombstone, stamp: version.stamp)
+            try writeNoteRow(id, .tombstone, stamp: version.stamp, hadNoRow: hadNoRow)
             return
         }
         var body: [BlockHash] = []
@@ -227,13 +229,14 @@ extension Replica {
                 body.append(hash)
             }
         }
-        try writeNoteRow(id, .live(RevisionCodec.NoteFields(note, body: body)), stamp: version.stamp)
+        try writeNoteRow(id, .live(RevisionCodec.NoteFields(note, body: body)), stamp: version.stamp, hadNoRow: hadNoRow)
     }
 
     /// Writes (or, for a tombstone, deletes) a note's materialised row and records how its
     /// visible state changed.
-    func writeNoteRow(_ id: NoteID, _ record: Record<RevisionCodec.NoteFields<BlockHash>>, stamp: Stamp) throws {
-        let before = try database.first("SELECT trashed, folder FROM notes WHERE id = ?1", [.record(id)]) { row in
+    /// `hadNoRow`: the note is known to have no row yet (a record new to this transaction).
+    func writeNoteRow(_ id: NoteID, _ record: Record<RevisionCodec.NoteFields<BlockHash>>, stamp: Stamp, hadNoRow: Bool = false) throws {
+        let before = hadNoRow ? nil : try database.first("SELECT trashed, folder FROM notes WHERE id = ?1", [.record(id)]) { row in
             (folder: row.recordID(1), trashed: row.int(0) != 0)
         }
         let wasTrashed = before?.trashed
@@ -387,5 +390,21 @@ extension Replica {
                 "this note is too large to sync: \(total / 1_048_576) MiB in \(encoded.blocks.count) blocks, and a note may hold at most "
                     + "\(maximumRevisionWithBlocks / 1_048_576) MiB so that every device can receive it; split it into smaller notes")
         }
+    }
+}
+
+/// What one `apply` transaction gave a record that had no revision before it: every revision
+/// the record has, its heads, and whether one is a tombstone. Its heads change as the store's
+/// do (`advanceHeads`): a revision replaces its parents.
+struct RecordNewInBatch {
+    private(set) var revisions: Set<RevisionID> = []
+    private(set) var heads: [RevisionID] = []
+    private(set) var hasTombstone = false
+
+    mutating func add(_ revision: RevisionID, header: RevisionHeader) {
+        revisions.insert(revision)
+        heads.removeAll { header.parents.contains($0) }
+        if !heads.contains(revision) { heads.append(revision) }
+        hasTombstone = hasTombstone || header.isTombstone
     }
 }

@@ -205,6 +205,9 @@ extension Replica {
         try database.rows("SELECT revision FROM heads WHERE record = ?1", [.record(record)]) { Hash256(bytes: $0.blob(0))! }
     }
 
+    /// Whether the record has any head: a record with none has no revision (every revision is
+    /// a head or an ancestor of one) and no materialised row (a restore deletes the rows of
+    /// records it leaves without heads).
     func recordExists(_ record: RecordID) throws -> Bool {
         try database.first("SELECT 1 FROM heads WHERE record = ?1 LIMIT 1", [.record(record)]) { _ in true } ?? false
     }

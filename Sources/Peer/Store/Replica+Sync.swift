@@ -273,6 +273,10 @@ extension Replica {
             // Each record the batch changed, with its revision stored last while it is whole
             // (materialised from memory when it is the record's one head).
             var touched: [RecordID: (kind: RecordKind, stored: RevisionRow?)] = [:]
+            // Records that had no revision before this batch, with what the batch gave them, so
+            // their revisions and heads need not be read back; and those seen to have some.
+            var newInBatch: [RecordID: RecordNewInBatch] = [:]
+            var heldBefore: Set<RecordID> = []
             var latest = HLC.zero
             entryLoop: for entry in entries {
                 if vector.contains(entry.dot) {
@@ -290,7 +294,11 @@ extension Replica {
                     outcome.rejected = "entry \(entry.dot): \(error)"
                     break
                 }
-                if try hasRevision(entry.revision, of: record) {
+                if newInBatch[record] == nil, !heldBefore.contains(record) {
+                    // A record with no head has no revision (each is a head or an ancestor of one).
+                    if try recordExists(record) { heldBefore.insert(record) } else { newInBatch[record] = RecordNewInBatch() }
+                }
+                if try newInBatch[record]?.revisions.contains(entry.revision) ?? hasRevision(entry.revision, of: record) {
                     try appendLog(entry.dot, revision: entry.revision, of: record)
                     outcome.applied += 1
                     continue
@@ -334,7 +342,9 @@ extension Replica {
                 var missingParents: [RevisionID] = []
                 // A revision's parents are revisions of its record: one named elsewhere is
                 // never found, and the peer is asked again until the session gives up on it.
-                for parent in header.parents where try !hasRevision(parent, of: record) { missingParents.append(parent) }
+                for parent in header.parents where try !(newInBatch[record]?.revisions.contains(parent) ?? hasRevision(parent, of: record)) {
+                    missingParents.append(parent)
+                }
                 guard missingParents.isEmpty else {
                     outcome.need = .parents(missingParents)
                     break
@@ -361,6 +371,7 @@ extension Replica {
                 try crashPoint?("remote revision stored")
                 try appendLog(entry.dot, revision: entry.revision, of: record)
                 try advanceHeads(record: header.record, kind: header.kind, parents: header.parents, to: entry.revision)
+                newInBatch[record]?.add(entry.revision, header: header)
                 if case .full(let data, _) = content {
                     touched[header.record] = (header.kind, RevisionRow(entry.revision, header: header, data: data, decoded: decoded))
                 } else {
@@ -370,7 +381,7 @@ extension Replica {
                 outcome.applied += 1
             }
             for (record, change) in touched.sorted(by: { $0.key < $1.key }) {
-                try materialize(record, kind: change.kind, stored: change.stored)
+                try materialize(record, kind: change.kind, stored: change.stored, newInBatch: newInBatch[record])
             }
             try crashPoint?("batch materialised")
             if latest > .zero {
