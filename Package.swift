@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 // notesd — a peer-to-peer notes sync daemon. See docs/architecture.md for the layout.
 import PackageDescription
 

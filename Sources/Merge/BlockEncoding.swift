@@ -162,8 +162,8 @@ extension BlockEncoding {
         // Its UTF-8 checked once: as the string is made when it is kept, in place when not.
         let content: String?, contentIsEmpty: Bool
         if keepingContent {
-            content = try reader.string("the content")
-            contentIsEmpty = content!.isEmpty
+            let text = try reader.string("the content")
+            (content, contentIsEmpty) = (text, text.isEmpty)
         } else {
             content = nil
             contentIsEmpty = try reader.utf8("the content").isEmpty

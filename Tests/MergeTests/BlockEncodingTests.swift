@@ -66,6 +66,36 @@ import Testing
         }
     }
 
+    /// The check reads UTF-8 in place and the decoder as it makes the string: they must agree
+    /// on every one- and two-byte sequence and on the edges of the longer ones, in the content
+    /// and in an attribute's value.
+    @Test func checkAndDecodeAgreeOnEveryShortUTF8Sequence() {
+        var sequences: [[UInt8]] = []
+        for first in 0...255 {
+            sequences.append([UInt8(first)])
+            for second in 0...255 { sequences.append([UInt8(first), UInt8(second)]) }
+        }
+        for lead in 0xE0...0xEF {
+            for second in [0x7F, 0x80, 0x9F, 0xA0, 0xBF, 0xC0] { sequences.append([UInt8(lead), UInt8(second), 0x80]) }
+        }
+        sequences += [
+            [0xF0, 0x8F, 0xBF, 0xBF], [0xF0, 0x90, 0x80, 0x80], [0xF4, 0x8F, 0xBF, 0xBF], [0xF4, 0x90, 0x80, 0x80],
+            [0xF5, 0x80, 0x80, 0x80], [0xE2, 0x82], [0xE2, 0x82, 0xAC], [0xED, 0x9F, 0xBF], [0xED, 0xA0, 0x80],
+        ]
+        var valid = 0
+        for utf8 in sequences {
+            let content: [UInt8] = [1, 0, 0, UInt8(utf8.count)] + utf8
+            let value: [UInt8] = [1, 0, 1, 1, 0x61, 1, UInt8(utf8.count)] + utf8 + [0]
+            for bytes in [content, value] {
+                #expect(Self.checkError(bytes) == Self.decodeError(bytes), "check and decode disagree on \(bytes)")
+            }
+            if Self.decodeError(content) == nil { valid += 1 }
+        }
+        // 128 one-byte sequences, 128 × 128 + 30 × 64 two-byte ones, 60 of the three-byte
+        // edges and 4 of the last list are valid UTF-8: both readers know which.
+        #expect(valid == 128 + 128 * 128 + 30 * 64 + 60 + 4)
+    }
+
     private static func checkError(_ bytes: [UInt8]) -> BlockDecodingError? {
         do { try Block.check(encoded: bytes) } catch { return error }
         return nil

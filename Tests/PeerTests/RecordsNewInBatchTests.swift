@@ -34,28 +34,44 @@ import TestSupport
         return shown + stamps + heads + counts + ["notes \(try replica.noteCount)"]
     }
 
-    /// A history with every shape: notes made and edited, one trashed, one purged (a
-    /// tombstone), one edited on two replicas at once (two heads), a folder.
-    private func makeHistory() throws {
+    /// The notes of a history with every shape, made and seen by `d`.
+    private struct Made { let folder: FolderID, edited, trashed, purged, shared, clash: NoteID }
+
+    private func makeNotes() throws -> Made {
         let folder = try a.createFolder(name: "Work", now: 1_000)
-        let plain = try a.createNote(title: "Plain", body: paragraphs(["one"]), now: 1_000)
-        let edited = try a.createNote(title: "Edited", body: paragraphs(["one", "two"]), now: 1_000)
-        let trashed = try a.createNote(title: "Trashed", body: paragraphs(["bin"]), now: 1_000)
-        let purged = try a.createNote(title: "Purged", body: paragraphs(["secret"]), now: 1_000)
-        let shared = try a.createNote(title: "Shared", body: paragraphs(["a", "b", "c"]), now: 1_000)
+        _ = try a.createNote(title: "Plain", body: paragraphs(["one"]), now: 1_000)
+        let made = Made(
+            folder: folder,
+            edited: try a.createNote(title: "Edited", body: paragraphs(["one", "two"]), now: 1_000),
+            trashed: try a.createNote(title: "Trashed", body: paragraphs(["bin"]), now: 1_000),
+            purged: try a.createNote(title: "Purged", body: paragraphs(["secret"]), now: 1_000),
+            shared: try a.createNote(title: "Shared", body: paragraphs(["a", "b", "c"]), now: 1_000),
+            clash: try a.createNote(title: "Clash", body: paragraphs(["same"]), now: 1_000))
         try a.markOffered()
         try pull(into: d, from: a)
-        _ = try a.editNote(edited, NoteEdit(body: paragraphs(["one", "two, edited"]), folder: .some(folder)), now: 200_000)
-        try a.markOffered()
-        _ = try a.trashNote(trashed, now: 300_000)
-        try a.markOffered()
-        try a.purgeNote(purged, now: 400_000)
-        _ = try a.editNote(shared, NoteEdit(body: paragraphs(["a, by a", "b", "c"])), now: 500_000)
-        _ = try d.editNote(shared, NoteEdit(body: paragraphs(["a", "b", "c, by d"])), now: 500_000)
-        try pull(into: a, from: d)
-        _ = plain
-        #expect(try a.heads(of: shared).count == 2, "the shared note has a head from each replica")
+        return made
     }
+
+    /// Then: one edited into a folder, one trashed, one purged (a tombstone), one edited on
+    /// two replicas at once (two heads), and one whose same paragraph both changed (a
+    /// conflict copy).
+    private func change(_ made: Made) throws {
+        _ = try a.editNote(made.edited, NoteEdit(body: paragraphs(["one", "two, edited"]), folder: .some(made.folder)), now: 200_000)
+        try a.markOffered()
+        _ = try a.trashNote(made.trashed, now: 300_000)
+        try a.markOffered()
+        try a.purgeNote(made.purged, now: 400_000)
+        _ = try a.editNote(made.shared, NoteEdit(body: paragraphs(["a, by a", "b", "c"])), now: 500_000)
+        _ = try d.editNote(made.shared, NoteEdit(body: paragraphs(["a", "b", "c, by d"])), now: 500_000)
+        _ = try a.editNote(made.clash, NoteEdit(body: paragraphs(["same, as a wrote it"])), now: 500_000)
+        _ = try d.editNote(made.clash, NoteEdit(body: paragraphs(["same, as d wrote it"])), now: 500_000)
+        try pull(into: a, from: d)
+        #expect(try a.heads(of: made.shared).count == 2, "the shared note has a head from each replica")
+        let copies = try a.database.first("SELECT count(*) FROM notes WHERE conflict_of = ?1", [.record(made.clash)]) { $0.int(0) }
+        #expect(copies == 1, "the clash left a conflict copy")
+    }
+
+    private func makeHistory() throws { try change(try makeNotes()) }
 
     @Test func aBatchOfNewRecordsEndsAsEntriesAppliedOneByOneWithoutReadingHeadsOrRows() throws {
         try makeHistory()
@@ -83,16 +99,19 @@ import TestSupport
     }
 
     @Test func recordsHeldBeforeTheBatchAreReadAsBefore() throws {
-        try makeHistory()
-        let all = try a.entries(missingFrom: VersionVector(), maxCount: 10_000, maxBytes: .max)
+        let made = try makeNotes()
         let receiver = try Replica(path: directory.file("receiver.db"), randomBytes: SeededBytes.source(seed: 75))
-        // The notes' first revisions first (each record new then), the rest in a second batch,
-        // in which every record is one the receiver held before it.
-        let split = all.count / 2
-        #expect(try receiver.apply(Array(all[..<split]), now: 600_000).applied == split)
+        let first = try a.entries(missingFrom: receiver.vector, maxCount: 10_000, maxBytes: .max)
+        #expect(try receiver.apply(first, now: 600_000).applied == first.count)
+        // Every record of the second batch was held before it: its heads and rows are read.
+        try change(made)
+        let before = receiver.database.statementCountersBySQL
         let rest = try a.entries(missingFrom: receiver.vector, maxCount: 10_000, maxBytes: .max)
         let outcome = try receiver.apply(rest, now: 600_000)
         #expect(outcome.need == nil && outcome.rejected == nil && outcome.applied == rest.count)
+        for sql in [Self.headsRead, Self.rowRead] {
+            #expect(receiver.database.statementCountersBySQL[sql] != before[sql], "\(sql) did not run")
+        }
         #expect(try state(receiver) == state(a))
     }
 

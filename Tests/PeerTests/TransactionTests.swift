@@ -164,4 +164,22 @@ import TestSupport
         // An empty blob is stored as an empty blob, not as NULL.
         #expect(try database.first("SELECT typeof(a) FROM t WHERE n = 0") { $0.text(0) } == "blob")
     }
+
+    /// A bind that fails leaves no parameter bound: none can point into a scratch the failed
+    /// run replaced, even for a caller that steps the statement without binding it again.
+    @Test func aBindThatFailsLeavesNothingBound() throws {
+        let directory = try TemporaryDirectory()
+        let database = try Database(path: directory.file("f.db"))
+        try database.execute("CREATE TABLE t (a BLOB, b BLOB)")
+        let sql = "INSERT INTO t (a, b) VALUES (?1, ?2)"
+        try database.run(sql, [.blob([1]), .blob([2])])
+        // A third value has no parameter: the bind fails after growing the scratch and binding two.
+        #expect(throws: SQLiteError.self) {
+            try database.run(sql, [.hash(Hash256(bytes: [UInt8](repeating: 7, count: 32))!), .blob([UInt8](repeating: 8, count: 200)), .blob([9])])
+        }
+        #expect(try database.statement(sql).step() == false)
+        try database.run(sql, [.blob([3])])
+        let rows = try database.rows("SELECT a, b FROM t ORDER BY rowid") { [$0.optionalBlob(0), $0.optionalBlob(1)] }
+        #expect(rows == [[[1], [2]], [nil, nil], [[3], nil]])
+    }
 }

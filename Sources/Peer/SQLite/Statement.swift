@@ -58,7 +58,8 @@ public final class Statement {
         var scratchNeeded = 0
         for value in values { scratchNeeded += Self.scratchSize(of: value) }
         if scratchNeeded > scratch.count {
-            // Nothing bound from the old scratch is read again: every parameter is bound anew below.
+            // Nothing bound from the old scratch is read again: every parameter is bound anew
+            // below, or cleared if a bind fails.
             scratch.deallocate()
             scratch = .allocate(byteCount: scratchNeeded, alignment: 16)
         }
@@ -97,7 +98,11 @@ public final class Statement {
             case .record(let record): code = record.withBytes { bindInScratch($0, at: index) }
             case .null: code = sqlite3_bind_null(handle, index)
             }
-            guard code == SQLITE_OK else { throw database.error(code, sql: sql) }
+            guard code == SQLITE_OK else {
+                // Parameters bound before this one may point into a scratch this run replaced.
+                sqlite3_clear_bindings(handle)
+                throw database.error(code, sql: sql)
+            }
         }
         return self
     }

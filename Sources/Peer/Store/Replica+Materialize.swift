@@ -131,6 +131,7 @@ extension Replica {
     func materialize(_ record: RecordID, kind: RecordKind, stored: RevisionRow? = nil, newInBatch: RecordNewInBatch? = nil) throws {
         let heads = try newInBatch.map { $0.heads.sorted() } ?? heads(of: record)
         guard !heads.isEmpty else { return }
+        let hadNoRow = newInBatch != nil
         // A record whose one head has no parents is new: no history, so no tombstone to look for.
         let single = heads.count == 1 ? try (stored?.id == heads[0] ? stored : revisionRow(heads[0], of: record)) : nil
         let isNew = single.map(\.parents.isEmpty) ?? false
@@ -147,14 +148,14 @@ extension Replica {
             // One head: the state is that revision as stored; no block needs reading.
             let row = single!
             guard case .note(let stored) = try row.decoded ?? RevisionCodec.decodeStored(row.data).content else { return }
-            try writeNoteRow(record, stored, stamp: row.stamp, hadNoRow: newInBatch != nil)
+            try writeNoteRow(record, stored, stamp: row.stamp, hadNoRow: hadNoRow)
         case .note:
             var blockHashes: [Block: BlockHash] = [:]
             let (version, conflicts) = try foldHeads(
                 heads, rows: rows, dag: dag, erased: erased,
                 load: { row in try self.loadNote(row, hashes: &blockHashes) },
                 merge: { base, a, b in Self.mergeNotes(record, base: base, a, b) })
-            try writeNote(record, version, blockHashes: blockHashes, hadNoRow: newInBatch != nil)
+            try writeNote(record, version, blockHashes: blockHashes, hadNoRow: hadNoRow)
             for conflict in conflicts {
                 if let created = try deriveConflictCopy(of: record, conflict) { pendingChanges.conflictCopies.append(created) }
             }
@@ -235,7 +236,7 @@ extension Replica {
     /// Writes (or, for a tombstone, deletes) a note's materialised row and records how its
     /// visible state changed.
     /// `hadNoRow`: the note is known to have no row yet (a record new to this transaction).
-    func writeNoteRow(_ id: NoteID, _ record: Record<RevisionCodec.NoteFields<BlockHash>>, stamp: Stamp, hadNoRow: Bool = false) throws {
+    func writeNoteRow(_ id: NoteID, _ record: Record<RevisionCodec.NoteFields<BlockHash>>, stamp: Stamp, hadNoRow: Bool) throws {
         let before = hadNoRow ? nil : try database.first("SELECT trashed, folder FROM notes WHERE id = ?1", [.record(id)]) { row in
             (folder: row.recordID(1), trashed: row.int(0) != 0)
         }
@@ -393,9 +394,10 @@ extension Replica {
     }
 }
 
-/// What one `apply` transaction gave a record that had no revision before it: every revision
-/// the record has, its heads, and whether one is a tombstone. Its heads change as the store's
-/// do (`advanceHeads`): a revision replaces its parents.
+/// What one `apply` transaction gave a record that had no revision before it
+/// (`Replica.hasRevisions(of:)`): every revision the record has, its heads, and whether one is
+/// a tombstone. Its heads change as the store's do (`advanceHeads`): a revision replaces its
+/// parents.
 struct RecordNewInBatch {
     private(set) var revisions: Set<RevisionID> = []
     private(set) var heads: [RevisionID] = []

@@ -200,14 +200,18 @@ extension Replica {
         try database.first("SELECT 1 FROM revisions WHERE record = ?1 AND id = ?2", [.record(record), .hash(id)]) { _ in true } ?? false
     }
 
+    /// Whether the record has any revision. One with none has no head and no materialised row
+    /// either (a restore deletes the rows of the records it leaves without heads): `apply`
+    /// keeps what a batch gives such a record in memory (`RecordNewInBatch`).
+    func hasRevisions(of record: RecordID) throws -> Bool {
+        try database.first("SELECT 1 FROM revisions WHERE record = ?1 LIMIT 1", [.record(record)]) { _ in true } ?? false
+    }
+
     /// The record's current head revisions (several after concurrent changes).
     public func heads(of record: RecordID) throws -> [RevisionID] {
         try database.rows("SELECT revision FROM heads WHERE record = ?1", [.record(record)]) { Hash256(bytes: $0.blob(0))! }
     }
 
-    /// Whether the record has any head: a record with none has no revision (every revision is
-    /// a head or an ancestor of one) and no materialised row (a restore deletes the rows of
-    /// records it leaves without heads).
     func recordExists(_ record: RecordID) throws -> Bool {
         try database.first("SELECT 1 FROM heads WHERE record = ?1 LIMIT 1", [.record(record)]) { _ in true } ?? false
     }

@@ -273,8 +273,8 @@ extension Replica {
             // Each record the batch changed, with its revision stored last while it is whole
             // (materialised from memory when it is the record's one head).
             var touched: [RecordID: (kind: RecordKind, stored: RevisionRow?)] = [:]
-            // Records that had no revision before this batch, with what the batch gave them, so
-            // their revisions and heads need not be read back; and those seen to have some.
+            // Records that had no revision before this batch, with what the batch gave them
+            // (`hasRevisions(of:)`); and those seen to have some.
             var newInBatch: [RecordID: RecordNewInBatch] = [:]
             var heldBefore: Set<RecordID> = []
             var latest = HLC.zero
@@ -295,8 +295,7 @@ extension Replica {
                     break
                 }
                 if newInBatch[record] == nil, !heldBefore.contains(record) {
-                    // A record with no head has no revision (each is a head or an ancestor of one).
-                    if try recordExists(record) { heldBefore.insert(record) } else { newInBatch[record] = RecordNewInBatch() }
+                    if try hasRevisions(of: record) { heldBefore.insert(record) } else { newInBatch[record] = RecordNewInBatch() }
                 }
                 if try newInBatch[record]?.revisions.contains(entry.revision) ?? hasRevision(entry.revision, of: record) {
                     try appendLog(entry.dot, revision: entry.revision, of: record)

@@ -87,7 +87,7 @@ public struct EntryPayload: Hashable, Sendable {
         var hashes: [BlockHash] = []
         hashes.reserveCapacity(blocks.count)
         for encoded in blocks {
-            guard (try? Block.check(encoded: encoded)) != nil else { return nil }
+            do { try Block.check(encoded: encoded) } catch { return nil }
             hashes.append(RevisionCodec.blockHash(encoded))
         }
         return hashes
