@@ -25,13 +25,19 @@ public enum Sodium {
     /// BLAKE2b (`crypto_generichash`) of `input`, keyed when `key` is not empty.
     /// `outputLength` is 16...64 bytes; `key` is empty or 16...64 bytes.
     static func blake2b(_ input: [UInt8], key: [UInt8] = [], outputLength: Int) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: outputLength) { output, count in
+            blake2b(input, key: key, into: output)
+            count = outputLength
+        }
+    }
+
+    /// `blake2b` written into `output`, whose size is the output length.
+    private static func blake2b(_ input: [UInt8], key: [UInt8], into output: UnsafeMutableBufferPointer<UInt8>) {
         initialize()
-        precondition((16...64).contains(outputLength), "BLAKE2b output length \(outputLength) is outside 16...64")
+        precondition((16...64).contains(output.count), "BLAKE2b output length \(output.count) is outside 16...64")
         precondition(key.isEmpty || (16...64).contains(key.count), "BLAKE2b key length \(key.count) is outside 16...64")
-        var output = [UInt8](repeating: 0, count: outputLength)
-        let status = crypto_generichash(&output, outputLength, input, UInt64(input.count), key.isEmpty ? nil : key, key.count)
+        let status = crypto_generichash(output.baseAddress!, output.count, input, UInt64(input.count), key.isEmpty ? nil : key, key.count)
         precondition(status == 0, "crypto_generichash failed with valid lengths")
-        return output
     }
 
     /// The X25519 public key for a 32-byte private key (`crypto_scalarmult_base`).
@@ -126,10 +132,8 @@ extension Sodium {
     /// into a buffer on the stack: every block and revision a catch-up brings is hashed, and
     /// an array per hash was a measurable share of it.
     public static func hash256(_ input: [UInt8]) -> Hash256 {
-        initialize()
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { output in
-            let status = crypto_generichash(output.baseAddress!, 32, input, UInt64(input.count), nil, 0)
-            precondition(status == 0, "crypto_generichash failed with valid lengths")
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { output in
+            blake2b(input, key: [], into: output)
             return Hash256(bytes: output)!
         }
     }
