@@ -3,45 +3,75 @@
 ///
 /// Bytes may arrive split anywhere or many frames at once. The length is checked against the
 /// caller's cap as soon as its 4 bytes are in, before any room is made for the frame, so a
-/// hostile length costs nothing.
+/// hostile length costs nothing; a length within the cap has its room made at once (the cap
+/// is 64 KiB until the handshake has authenticated the peer).
 struct LengthPrefixFraming: Sendable {
     static let prefixLength = 4
 
-    private var buffer: [UInt8] = []
-    private var readIndex = 0
+    /// Bytes received after the last frame begun, its length not yet read (usually a few: the
+    /// start of the next frame in the same read).
+    private var pending: [UInt8] = []
+    private var pendingIndex = 0
+    /// The frame being received, in its own array, made with room for its announced length
+    /// (`incomingLength`): the bytes of a frame are copied once, into the array handed on,
+    /// instead of into a growing buffer and out again (docs/decisions.md, "A frame received
+    /// into its own array").
+    private var incoming: [UInt8] = []
+    private var incomingLength: Int?
 
     /// Bytes received but not yet returned as a frame.
-    var bufferedByteCount: Int { buffer.count - readIndex }
+    var bufferedByteCount: Int {
+        pending.count - pendingIndex + (incomingLength == nil ? 0 : Self.prefixLength + incoming.count)
+    }
 
-    /// The room the buffer holds in memory, taken or not.
-    var heldCapacity: Int { buffer.capacity }
+    /// The room the buffers hold in memory, taken or not.
+    var heldCapacity: Int { pending.capacity + incoming.capacity }
 
     mutating func append(_ bytes: some Collection<UInt8>) {
-        if readIndex > 0 && readIndex >= buffer.count / 2 {
-            buffer.removeFirst(readIndex)
-            readIndex = 0
+        var bytes = bytes[...]
+        if let length = incomingLength, pendingIndex == pending.count {
+            let taken = bytes.prefix(length - incoming.count)
+            incoming.append(contentsOf: taken)
+            bytes = bytes[taken.endIndex...]
         }
-        buffer.append(contentsOf: bytes)
+        guard !bytes.isEmpty else { return }
+        if pendingIndex > 0 && pendingIndex >= pending.count / 2 {
+            pending.removeFirst(pendingIndex)
+            pendingIndex = 0
+        }
+        pending.append(contentsOf: bytes)
     }
 
     /// The next whole frame, `nil` if more bytes are needed, or an error if the announced
     /// length exceeds `maxLength`.
     mutating func nextFrame(maxLength: Int) throws(ChannelError) -> [UInt8]? {
-        guard bufferedByteCount >= Self.prefixLength else { return nil }
-        let length = buffer[readIndex..<readIndex + Self.prefixLength].reduce(0) { $0 << 8 | Int($1) }
-        guard length <= maxLength else { throw ChannelError(.frameTooLarge(length: length, limit: maxLength)) }
-        guard bufferedByteCount >= Self.prefixLength + length else { return nil }
-        let start = readIndex + Self.prefixLength
-        readIndex = start + length
-        return Array(buffer[start..<readIndex])
+        if incomingLength == nil {
+            guard pending.count - pendingIndex >= Self.prefixLength else { return nil }
+            let length = pending[pendingIndex..<pendingIndex + Self.prefixLength].reduce(0) { $0 << 8 | Int($1) }
+            guard length <= maxLength else { throw ChannelError(.frameTooLarge(length: length, limit: maxLength)) }
+            pendingIndex += Self.prefixLength
+            incomingLength = length
+            incoming.reserveCapacity(length)
+        }
+        let length = incomingLength!
+        if incoming.count < length, pendingIndex < pending.count {
+            let end = min(pending.count, pendingIndex + length - incoming.count)
+            incoming.append(contentsOf: pending[pendingIndex..<end])
+            pendingIndex = end
+        }
+        guard incoming.count == length else { return nil }
+        incomingLength = nil
+        defer { incoming = [] }
+        return incoming
     }
 
-    /// Empties the buffer once every frame in it is taken (`nextFrame` returned nil with
-    /// nothing buffered), giving back the room a catch-up's large frames made.
+    /// Empties the buffer of bytes not yet framed once every byte in it is taken (`nextFrame`
+    /// returned nil), keeping at most `idleBufferCapacity` of room. A frame received in part
+    /// keeps its own array, which is the frame's size and is handed on whole.
     mutating func releaseIfEmpty() {
-        guard readIndex > 0, readIndex == buffer.count else { return }
-        buffer.emptyForIdle()
-        readIndex = 0
+        guard pendingIndex > 0, pendingIndex == pending.count else { return }
+        pending.emptyForIdle()
+        pendingIndex = 0
     }
 
     /// `payload` with its 4-byte big-endian length in front.
