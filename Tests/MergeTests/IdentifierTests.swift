@@ -30,6 +30,14 @@ import Testing
         #expect(RevisionID(hex: large.description) == large)
     }
 
+    @Test func aHashStoredIntoABufferIsItsBytes() throws {
+        let hash = try #require(Hash256(bytes: (0..<32).map { UInt8($0 * 7 + 1) }))
+        var buffer = [UInt8](repeating: 0xEE, count: 70)
+        buffer.withUnsafeMutableBytes { hash.store(into: $0, at: 3) }
+        #expect(Array(buffer[3..<35]) == hash.bytes)
+        #expect(buffer[0..<3].allSatisfy { $0 == 0xEE } && buffer[35...].allSatisfy { $0 == 0xEE }, "nothing around it is touched")
+    }
+
     /// A peer chooses the hashes a `needBlocks` frame names: were a hash to depend on part of
     /// the value, ones agreeing on that part would share one bucket (docs/decisions.md,
     /// "`Hash256` hashes all of its bytes"). Its bytes are loaded four words at a time, so

@@ -63,15 +63,17 @@ import TestSupport
     /// copy and the log starts again from its beginning (so the log file stays far smaller
     /// than what the catch-up wrote); settling stops the thread and empties the log.
     @Test func aCatchUpsLogIsCopiedBesideItAndStartsAgainAtItsLimit() throws {
-        let notes = 8 * Replica.bulkBatchThreshold
-        let (committed, peak, waits, checkpointer) = try catchUp(notes: notes, limit: 40)
+        let notes = 16 * Replica.bulkBatchThreshold
+        // 160 KiB of log, in this library's pages.
+        let pageSize = try copy.database.pageSize
+        let (committed, peak, waits, checkpointer) = try catchUp(notes: notes, limit: 40 * 4_096 / pageSize)
         #expect(waits >= 4, "each batch is larger than the limit: the engine waited before most")
         #expect(checkpointer.passesRun >= waits)
         // The log started again each time: it never held more than a batch or two, where
         // without the copies it would hold every page the catch-up committed.
         #expect(peak < committed / 3, "the log reached \(peak) pages of the \(committed) committed")
         let logFile = try walBytes()
-        #expect(logFile <= 32 + peak * (4_096 + 24), "log file \(logFile) B, at most \(peak) pages")
+        #expect(logFile <= 32 + peak * (pageSize + 24), "log file \(logFile) B, at most \(peak) pages")
         #expect(try copy.noteCount == notes)
         #expect(try copy.integrityProblems() == [])
 

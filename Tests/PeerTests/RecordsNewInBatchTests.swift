@@ -4,10 +4,11 @@ import Testing
 @testable import Peer
 import TestSupport
 
-/// A record that had no revision before an `apply` batch (every note of a catch-up) is applied
-/// from what the batch gave it (`RecordNewInBatch`): its revisions, heads and tombstones are not
-/// read back, and it has no materialised row to read. The outcome must be what applying the same
-/// entries one at a time gives, where each record is new only to its first entry.
+/// A record the store held nothing of before an `apply` batch (every note of a catch-up) is
+/// applied from what the batch gave it (`RecordNewInBatch`): its revisions, heads, tombstones
+/// and blocks are not read back, and it has no materialised row to read. The outcome must be
+/// what applying the same entries one at a time gives, where each record is new only to its
+/// first entry.
 @Suite struct RecordsNewInBatchTests {
     let directory: TemporaryDirectory
     let a: Replica, d: Replica
@@ -20,6 +21,7 @@ import TestSupport
 
     private static let headsRead = "SELECT revision FROM heads WHERE record = ?1"
     private static let rowRead = "SELECT trashed, folder FROM notes WHERE id = ?1"
+    private static let blockRead = "SELECT 1 FROM blocks WHERE record = ?1 AND hash = ?2"
 
     /// Everything a reader sees of a replica's notes, and what it keeps about them.
     private func state(_ replica: Replica) throws -> [String] {
@@ -31,7 +33,14 @@ import TestSupport
         // The row's own clock: a note folded from heads that were not its heads gets another.
         let stamps = try replica.database.rows("SELECT hex(id), hlc, modified FROM notes ORDER BY id") { "row \($0.text(0)) \($0.int(1)) \($0.int(2))" }
         let counts = try replica.database.rows("SELECT hex(folder), notes FROM folder_note_counts ORDER BY folder") { "count \($0.text(0)) \($0.int(1))" }
-        return shown + stamps + heads + counts + ["notes \(try replica.noteCount)"]
+        return shown + stamps + heads + counts + ["notes \(try replica.noteCount)"] + (try blocks(replica))
+    }
+
+    /// Each stored block with its references.
+    private func blocks(_ replica: Replica) throws -> [String] {
+        try replica.database.rows("SELECT hex(record), hex(hash), refs FROM blocks ORDER BY record, hash") {
+            "block \($0.text(0)) \($0.text(1)) \($0.int(2))"
+        }
     }
 
     /// The notes of a history with every shape, made and seen by `d`.
@@ -82,10 +91,14 @@ import TestSupport
         let before = batched.database.statementCountersBySQL
         let outcome = try batched.apply(entries.map { $0.checked() }, now: 600_000)
         #expect(outcome.need == nil && outcome.rejected == nil && outcome.applied == entries.count)
-        // Every record was new to the batch: none had its heads or its row read back.
-        for sql in [Self.headsRead, Self.rowRead] {
-            #expect(batched.database.statementCountersBySQL[sql] == before[sql], "\(sql) ran")
+        // Every record was new to the batch: none had its heads, its row or a block read
+        // back, and its blocks went in without the upsert.
+        let after = batched.database.statementCountersBySQL
+        for sql in [Self.headsRead, Self.rowRead, Self.blockRead] {
+            #expect(after[sql] == before[sql], "\(sql) ran")
         }
+        #expect(!after.keys.contains { $0.hasPrefix("INSERT INTO blocks") && after[$0] != before[$0] }, "a block was upserted")
+        #expect(after.keys.contains { $0.hasPrefix("INSERT OR IGNORE INTO blocks") && after[$0] != before[$0] })
 
         let oneByOne = try Replica(path: directory.file("one-by-one.db"), randomBytes: SeededBytes.source(seed: 74))
         for entry in entries {
@@ -115,6 +128,58 @@ import TestSupport
         #expect(try state(receiver) == state(a))
     }
 
+    /// A record with a block but no revision (one the merge composed for a note whose
+    /// revisions a restore left out) is held: the batch takes a reference on that block
+    /// instead of storing it again, and ends with the same references as one entry at a time.
+    @Test func aRecordHoldingOnlyABlockIsHeldAndItsBlockCounted() throws {
+        let note = try a.createNote(title: "Stray", body: paragraphs(["kept", "other"]), now: 1_000)
+        let entries = try a.entries(missingFrom: VersionVector(), maxCount: 10_000, maxBytes: .max)
+        let (hash, data) = try #require(try a.database.first("SELECT hash, data FROM blocks WHERE record = ?1 ORDER BY hash", [.record(note)]) {
+            ($0.hash(0)!, $0.blob(1))
+        })
+        var results: [[String]] = []
+        for (name, batched) in [("stray-batched.db", true), ("stray-single.db", false)] {
+            let receiver = try Replica(path: directory.file(name), randomBytes: SeededBytes.source(seed: 76))
+            try receiver.database.run("INSERT INTO blocks (record, hash, refs, data) VALUES (?1, ?2, 0, ?3)", [.record(note), .hash(hash), .blob(data)])
+            for batch in batched ? [entries] : entries.map({ [$0] }) {
+                let outcome = try receiver.apply(batch, now: 600_000)
+                #expect(outcome.need == nil && outcome.rejected == nil && outcome.applied == batch.count)
+            }
+            results.append(try blocks(receiver))
+        }
+        #expect(results[0] == results[1])
+        #expect(results[0] == (try blocks(a)), "each block is used once, the stray one too")
+    }
+
+    /// Which records the store holds is asked of ranges: exact for any mix of held and new
+    /// ids, and one query when none is held.
+    @Test func heldRecordsAreFoundByRangesAsExactlyAsOneByOne() throws {
+        let store = try Replica(path: directory.file("held.db"), randomBytes: SeededBytes.source(seed: 77))
+        var random = SplitMix64(seed: 78)
+        var held: [RecordID] = []
+        for index in 0..<60 {
+            let note = try store.createNote(title: "n\(index)", body: paragraphs(["p\(index)"]), now: 1_000 + UInt64(index))
+            held.append(note)
+        }
+        // A stray block alone makes its record held too.
+        let stray = RecordID(high: held.max()!.high, low: held.max()!.low &+ 1)
+        try store.database.run("INSERT INTO blocks (record, hash, refs, data) VALUES (?1, ?2, 0, x'00')", [.record(stray), .hash(Hash256(bytes: [UInt8](repeating: 3, count: 32))!)])
+        held.append(stray)
+        let query = "SELECT EXISTS (SELECT 1 FROM revisions WHERE record BETWEEN ?1 AND ?2)\n    OR EXISTS (SELECT 1 FROM blocks WHERE record BETWEEN ?1 AND ?2)"
+        func queries() -> Int { store.database.statementCountersBySQL[query]?.runs ?? 0 }
+        for round in 0..<30 {
+            let newOnes = (0..<Int(random.next() % 40)).map { _ in RecordID(high: random.next(), low: random.next()) }
+            let heldOnes = held.filter { _ in random.next() % 3 == (round % 2 == 0 ? 0 : 5) }
+            let asked = Array(Set(newOnes + heldOnes)).sorted()
+            #expect(try store.heldRecords(among: asked[...]) == asked.filter { Set(held).contains($0) }, "round \(round)")
+        }
+        // Notes newer than every note held: one query for the whole batch.
+        let later = (1...500 as ClosedRange<UInt64>).map { RecordID(high: stray.high &+ $0, low: 0) }
+        let before = queries()
+        #expect(try store.heldRecords(among: later[...]).isEmpty)
+        #expect(queries() - before == 1)
+    }
+
     /// The heads a batch keeps for a new record change as the store's do.
     @Test func aNewRecordsHeadsAreItsRevisionsThatNoneNamesAsParent() throws {
         let record = RecordID(high: 1, low: 2)
@@ -125,13 +190,13 @@ import TestSupport
                 isTombstone: tombstone, body: [])
         }
         var known = RecordNewInBatch()
-        known.add(id(1), header: header([]))
-        known.add(id(2), header: header([id(1)]))
+        known.add(id(1), header: header([]), storedBody: true)
+        known.add(id(2), header: header([id(1)]), storedBody: true)
         #expect(known.heads == [id(2)])
-        known.add(id(3), header: header([id(1)]))
+        known.add(id(3), header: header([id(1)]), storedBody: true)
         #expect(known.heads.sorted() == [id(2), id(3)])
         #expect(!known.hasTombstone)
-        known.add(id(4), header: header([id(2), id(3)], tombstone: true))
+        known.add(id(4), header: header([id(2), id(3)], tombstone: true), storedBody: true)
         #expect(known.heads == [id(4)])
         #expect(known.hasTombstone)
         #expect(known.revisions == [id(1), id(2), id(3), id(4)])

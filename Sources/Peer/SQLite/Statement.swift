@@ -165,7 +165,8 @@ public final class Statement {
         StatementCounters(
             virtualMachineSteps: Int(sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_VM_STEP, 0)),
             fullScanSteps: Int(sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_FULLSCAN_STEP, 0)),
-            sorts: Int(sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_SORT, 0)))
+            sorts: Int(sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_SORT, 0)),
+            runs: Int(sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_RUN, 0)))
     }
 
     /// The first row mapped, or nil when the query returns none.
@@ -186,17 +187,21 @@ public struct StatementCounters: Sendable, Equatable, CustomStringConvertible {
     public var fullScanSteps = 0
     /// Sorts without an index to give the order (`SQLITE_STMTSTATUS_SORT`).
     public var sorts = 0
+    /// Times the statement ran (`SQLITE_STMTSTATUS_RUN`).
+    public var runs = 0
 
-    public init(virtualMachineSteps: Int = 0, fullScanSteps: Int = 0, sorts: Int = 0) {
+    public init(virtualMachineSteps: Int = 0, fullScanSteps: Int = 0, sorts: Int = 0, runs: Int = 0) {
         self.virtualMachineSteps = virtualMachineSteps
         self.fullScanSteps = fullScanSteps
         self.sorts = sorts
+        self.runs = runs
     }
 
     mutating func add(_ other: StatementCounters) {
         virtualMachineSteps += other.virtualMachineSteps
         fullScanSteps += other.fullScanSteps
         sorts += other.sorts
+        runs += other.runs
     }
 
     public static func + (lhs: StatementCounters, rhs: StatementCounters) -> StatementCounters {
@@ -208,10 +213,10 @@ public struct StatementCounters: Sendable, Equatable, CustomStringConvertible {
     public static func - (lhs: StatementCounters, rhs: StatementCounters) -> StatementCounters {
         StatementCounters(
             virtualMachineSteps: lhs.virtualMachineSteps - rhs.virtualMachineSteps, fullScanSteps: lhs.fullScanSteps - rhs.fullScanSteps,
-            sorts: lhs.sorts - rhs.sorts)
+            sorts: lhs.sorts - rhs.sorts, runs: lhs.runs - rhs.runs)
     }
 
-    public var description: String { "\(virtualMachineSteps) VM steps, \(fullScanSteps) full-scan steps, \(sorts) sorts" }
+    public var description: String { "\(runs) runs, \(virtualMachineSteps) VM steps, \(fullScanSteps) full-scan steps, \(sorts) sorts" }
 }
 
 /// The current row of a statement; valid only inside the closure it is passed to.

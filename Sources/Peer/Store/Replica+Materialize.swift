@@ -370,7 +370,7 @@ extension Replica {
         let header = try RevisionCodec.header(encoded.bytes)
         let missing = try insertRevision(
             id: encoded.id, header: header, data: encoded.bytes,
-            newBlocks: Dictionary(encoded.blocks.map { ($0.hash, $0.encoded) }, uniquingKeysWith: { first, _ in first }))
+            newBlocks: SuppliedBlocks(hashes: encoded.blocks.map(\.hash), encoded: encoded.blocks.map(\.encoded)))
         precondition(missing.isEmpty, "a local revision supplies all of its blocks")
         return RevisionRow(encoded.id, header: header, data: encoded.bytes)
     }
@@ -394,19 +394,23 @@ extension Replica {
     }
 }
 
-/// What one `apply` transaction gave a record that had no revision before it
-/// (`Replica.hasRevisions(of:)`): every revision the record has, its heads, and whether one is
-/// a tombstone. Its heads change as the store's do (`advanceHeads`): a revision replaces its
-/// parents.
+/// What one `apply` transaction gave a record the store held nothing of before it
+/// (`Replica.heldRecords(among:)`): every revision and block the record has, its heads, and
+/// whether one is a tombstone. Its heads change as the store's do (`advanceHeads`): a revision
+/// replaces its parents.
 struct RecordNewInBatch {
     private(set) var revisions: Set<RevisionID> = []
     private(set) var heads: [RevisionID] = []
     private(set) var hasTombstone = false
+    /// The blocks stored under the record, so far all by this batch.
+    private(set) var blocks = SortedBlockHashes()
 
-    mutating func add(_ revision: RevisionID, header: RevisionHeader) {
+    /// `storedBody`: the revision's blocks were stored with it (not a purged revision's stub).
+    mutating func add(_ revision: RevisionID, header: RevisionHeader, storedBody: Bool) {
         revisions.insert(revision)
         heads.removeAll { header.parents.contains($0) }
         if !heads.contains(revision) { heads.append(revision) }
         hasTombstone = hasTombstone || header.isTombstone
+        if storedBody { blocks.formUnion(SortedBlockHashes(header.body)) }
     }
 }

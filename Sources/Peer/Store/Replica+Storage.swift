@@ -23,10 +23,11 @@ extension Replica {
     }
 
     static func concatenated(_ hashes: [Hash256]) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(hashes.count * 32)
-        for hash in hashes { hash.withBytes { bytes.append(contentsOf: $0) } }
-        return bytes
+        [UInt8](unsafeUninitializedCapacity: hashes.count * 32) { buffer, count in
+            let bytes = UnsafeMutableRawBufferPointer(buffer)
+            for (index, hash) in hashes.enumerated() { hash.store(into: bytes, at: index * 32) }
+            count = hashes.count * 32
+        }
     }
 
     static func hashes(_ bytes: [UInt8]) -> [Hash256] {
@@ -200,11 +201,36 @@ extension Replica {
         try database.first("SELECT 1 FROM revisions WHERE record = ?1 AND id = ?2", [.record(record), .hash(id)]) { _ in true } ?? false
     }
 
-    /// Whether the record has any revision. One with none has no head and no materialised row
-    /// either (a restore deletes the rows of the records it leaves without heads): `apply`
-    /// keeps what a batch gives such a record in memory (`RecordNewInBatch`).
-    func hasRevisions(of record: RecordID) throws -> Bool {
-        try database.first("SELECT 1 FROM revisions WHERE record = ?1 LIMIT 1", [.record(record)]) { _ in true } ?? false
+    /// The records among `records` (sorted, each once) the store holds anything of: a revision
+    /// or a block. One with no revision has no head and no materialised row either (a restore
+    /// deletes the rows of the records it leaves without heads), and one with no block too gives
+    /// a batch rows it cannot collide with: `apply` keeps what a batch gives such a record in
+    /// memory (`RecordNewInBatch`) and stores its blocks without looking for them first.
+    /// Asked of ranges of ids, halving those that hold something down to `heldProbeRun`
+    /// records, then record by record: a catch-up's batch of new notes, whose ids (UUIDv7) come
+    /// after every note held, costs one query instead of one per note (docs/decisions.md, "A
+    /// new record's blocks inserted in order, without a statement journal"), and a batch of
+    /// held records about one per record, as before.
+    func heldRecords(among records: ArraySlice<RecordID>) throws -> [RecordID] {
+        guard let first = records.first, let last = records.last, try holdsAnything(from: first, through: last) else { return [] }
+        if records.count <= Self.heldProbeRun {
+            return try records.filter { try holdsAnything(from: $0, through: $0) }
+        }
+        let middle = records.startIndex + records.count / 2
+        return try heldRecords(among: records[..<middle]) + heldRecords(among: records[middle...])
+    }
+
+    /// Ranges of at most this many records that hold something are asked record by record.
+    static let heldProbeRun = 16
+
+    /// Whether the store holds a revision or a block of a record from `first` through `last`.
+    func holdsAnything(from first: RecordID, through last: RecordID) throws -> Bool {
+        try database.first(
+            """
+            SELECT EXISTS (SELECT 1 FROM revisions WHERE record BETWEEN ?1 AND ?2)
+                OR EXISTS (SELECT 1 FROM blocks WHERE record BETWEEN ?1 AND ?2)
+            """,
+            [.record(first), .record(last)]) { $0.int(0) != 0 } ?? false
     }
 
     /// The record's current head revisions (several after concurrent changes).
@@ -256,18 +282,22 @@ extension Replica {
     /// per record: schema migration 10). `newBlocks` holds encoded blocks the store may not
     /// have yet; every other body block must already be stored under the record, or have come
     /// ahead in a `blocks` frame (`storeBlocks`).
-    /// Returns the body hashes that are none of these (then nothing is written).
+    /// `storedBlocks`: every block the record has in the store, when the caller knows them (a
+    /// record new to an `apply` batch: `RecordNewInBatch.blocks`); nil asks the store.
+    /// Returns the body hashes that are none of these, in order (then nothing is written).
     func insertRevision(
-        id: RevisionID, header: RevisionHeader, data: [UInt8], newBlocks: [BlockHash: [UInt8]]
+        id: RevisionID, header: RevisionHeader, data: [UInt8], newBlocks: SuppliedBlocks, storedBlocks: SortedBlockHashes? = nil
     ) throws -> [BlockHash] {
         let record = header.record
         var supplied: [(BlockHash, [UInt8]?)] = []
         var sentAhead: [BlockHash] = []
         var missing: [BlockHash] = []
-        for hash in Set(header.body) {
-            if let encoded = newBlocks[hash] {
+        for hash in SortedBlockHashes(header.body).hashes {
+            if let storedBlocks, storedBlocks.contains(hash) {
+                supplied.append((hash, nil))
+            } else if let encoded = newBlocks[hash] {
                 supplied.append((hash, encoded))
-            } else if try hasBlock(record, hash) {
+            } else if try storedBlocks == nil && hasBlock(record, hash) {
                 supplied.append((hash, nil))
             } else if let encoded = sentBlocksAwaitingUse[hash] {
                 supplied.append((hash, encoded))
@@ -276,7 +306,7 @@ extension Replica {
                 missing.append(hash)
             }
         }
-        guard missing.isEmpty else { return missing.sorted() }
+        guard missing.isEmpty else { return missing }
         // Taken up: from now on they are the record's (were this transaction rolled back, a
         // peer would be asked for them again).
         for hash in sentAhead {
@@ -290,7 +320,7 @@ extension Replica {
                 try database.run("UPDATE blocks SET refs = refs + 1 WHERE record = ?1 AND hash = ?2", [.record(record), .hash(hash)])
             }
         }
-        try insertBlocks(sent, of: record)
+        try insertBlocks(sent, of: record, knownNew: storedBlocks != nil)
         try insertRow(id: id, header: header, purged: false, form: try storedForm(header, canonical: data))
         return []
     }
@@ -298,7 +328,12 @@ extension Replica {
     /// Stores blocks of `record` with one reference each, or takes one more on those stored
     /// already; up to `blockInsertRows` rows per statement, since running a statement costs
     /// about what inserting a row does, and a note's body is about nine blocks.
-    private func insertBlocks(_ blocks: [(BlockHash, [UInt8])], of record: RecordID) throws {
+    /// `blocks` come in hash order, so each row lands after the one before: a new record's rows
+    /// append to the table's b-tree. `knownNew`: none of them is stored (the caller knows the
+    /// record's blocks), so the statement need not be ready to undo a row half-way
+    /// (docs/decisions.md, "A new record's blocks inserted in order, without a statement journal").
+    private func insertBlocks(_ blocks: [(BlockHash, [UInt8])], of record: RecordID, knownNew: Bool) throws {
+        let statements = knownNew ? Self.newBlockInserts : Self.blockInserts
         var start = 0
         while start < blocks.count {
             let rows = blocks[start..<min(blocks.count, start + Self.blockInsertRows)]
@@ -308,7 +343,11 @@ extension Replica {
                 values.append(.hash(hash))
                 values.append(.blob(encoded))
             }
-            try database.run(Self.blockInserts[rows.count - 1], values)
+            try database.run(statements[rows.count - 1], values)
+            if knownNew, database.changes != rows.count {
+                throw ReplicaError.invalid(
+                    "note \(record) held blocks it was not known to have (\(rows.count - database.changes) of \(rows.count)); \(ReplicaError.damagedLibraryAdvice)")
+            }
             start += rows.count
         }
     }
@@ -317,8 +356,19 @@ extension Replica {
     /// The block inserts of 1 to `blockInsertRows` rows, built once: ?1 is the record, then
     /// each row's hash and data.
     private static let blockInserts: [String] = (1...blockInsertRows).map { count in
-        let rows = (0..<count).map { "(?1, ?\(2 * $0 + 2), 1, ?\(2 * $0 + 3))" }.joined(separator: ", ")
-        return "INSERT INTO blocks (record, hash, refs, data) VALUES \(rows) ON CONFLICT(record, hash) DO UPDATE SET refs = refs + 1"
+        "INSERT INTO blocks (record, hash, refs, data) VALUES \(blockRows(count)) ON CONFLICT(record, hash) DO UPDATE SET refs = refs + 1"
+    }
+
+    /// The same for blocks known not to be stored. `OR IGNORE` leaves SQLite no constraint
+    /// that could abort the statement half-way, so it keeps no statement journal (a copy of
+    /// every page the statement changes that the transaction had changed before): for a
+    /// catch-up's blocks, a tenth of their cost. A row it did ignore is counted (`changes`).
+    private static let newBlockInserts: [String] = (1...blockInsertRows).map { count in
+        "INSERT OR IGNORE INTO blocks (record, hash, refs, data) VALUES \(blockRows(count))"
+    }
+
+    private static func blockRows(_ count: Int) -> String {
+        (0..<count).map { "(?1, ?\(2 * $0 + 2), 1, ?\(2 * $0 + 3))" }.joined(separator: ", ")
     }
 
     /// Stores the DAG position of a revision whose content was purged on the peer that sent it

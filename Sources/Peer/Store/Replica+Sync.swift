@@ -175,9 +175,10 @@ extension Replica {
     /// A batch this large means a catch-up (or an import) is running: worth a larger page
     /// cache and fewer checkpoints, and its notes wait for the search index.
     public static let bulkBatchThreshold = 100
-    /// WAL pages between automatic checkpoints while writing in bulk (64 MiB of 4 KiB pages);
-    /// SQLite's default, restored afterwards, is 1,000.
-    static let bulkWriteCheckpointPages = 16_384
+    /// The log's size between checkpoints while writing in bulk: 64 MiB, in pages of the
+    /// library's size (16,384 of 4 KiB, 8,192 of 8 KiB). SQLite's default, restored
+    /// afterwards, is 1,000 pages.
+    static let bulkWriteCheckpointBytes = 64 << 20
 
     /// Settings for a catch-up or an import, undone by `releaseMemory`: a 64 MiB page cache
     /// (with the default 2 MiB, a batch's random-keyed inserts spill pages mid-transaction and
@@ -273,12 +274,13 @@ extension Replica {
             // Each record the batch changed, with its revision stored last while it is whole
             // (materialised from memory when it is the record's one head).
             var touched: [RecordID: (kind: RecordKind, stored: RevisionRow?)] = [:]
-            // Records that had no revision before this batch, with what the batch gave them
-            // (`hasRevisions(of:)`); and those seen to have some.
+            // Records the store held nothing of before this batch, with what the batch gave
+            // them; and those it held (`heldRecords(among:)`).
+            let records = entries.map { try? $0.record }
+            let heldBefore = Set(try heldRecords(among: Array(Set(records.compactMap { $0 })).sorted()[...]))
             var newInBatch: [RecordID: RecordNewInBatch] = [:]
-            var heldBefore: Set<RecordID> = []
             var latest = HLC.zero
-            entryLoop: for entry in entries {
+            entryLoop: for (entry, decodedRecord) in zip(entries, records) {
                 if vector.contains(entry.dot) {
                     outcome.duplicates += 1
                     continue
@@ -289,14 +291,12 @@ extension Replica {
                 }
                 let record: RecordID
                 do {
-                    record = try entry.record
+                    record = try decodedRecord ?? entry.record
                 } catch {
                     outcome.rejected = "entry \(entry.dot): \(error)"
                     break
                 }
-                if newInBatch[record] == nil, !heldBefore.contains(record) {
-                    if try hasRevisions(of: record) { heldBefore.insert(record) } else { newInBatch[record] = RecordNewInBatch() }
-                }
+                if newInBatch[record] == nil, !heldBefore.contains(record) { newInBatch[record] = RecordNewInBatch() }
                 if try newInBatch[record]?.revisions.contains(entry.revision) ?? hasRevision(entry.revision, of: record) {
                     try appendLog(entry.dot, revision: entry.revision, of: record)
                     outcome.applied += 1
@@ -358,10 +358,9 @@ extension Replica {
                         outcome.rejected = "entry \(entry.dot): a block does not decode"
                         break entryLoop
                     }
-                    var supplied: [BlockHash: [UInt8]] = [:]
-                    supplied.reserveCapacity(hashes.count)
-                    for (hash, encoded) in zip(hashes, blocks) { supplied[hash] = encoded }
-                    let missing = try insertRevision(id: entry.revision, header: header, data: data, newBlocks: supplied)
+                    let missing = try insertRevision(
+                        id: entry.revision, header: header, data: data, newBlocks: SuppliedBlocks(hashes: hashes, encoded: blocks),
+                        storedBlocks: newInBatch[record]?.blocks)
                     guard missing.isEmpty else {
                         outcome.need = .blocks(missing)
                         break entryLoop
@@ -370,16 +369,17 @@ extension Replica {
                 try crashPoint?("remote revision stored")
                 try appendLog(entry.dot, revision: entry.revision, of: record)
                 try advanceHeads(record: header.record, kind: header.kind, parents: header.parents, to: entry.revision)
-                newInBatch[record]?.add(entry.revision, header: header)
-                if case .full(let data, _) = content {
-                    touched[header.record] = (header.kind, RevisionRow(entry.revision, header: header, data: data, decoded: decoded))
-                } else {
-                    touched[header.record] = (header.kind, nil)
-                }
+                // A purged revision's stub stored no blocks and is not whole.
+                var stored: RevisionRow?
+                if case .full(let data, _) = content { stored = RevisionRow(entry.revision, header: header, data: data, decoded: decoded) }
+                newInBatch[record]?.add(entry.revision, header: header, storedBody: stored != nil)
+                touched[header.record] = (header.kind, stored)
                 latest = max(latest, header.hlc)
                 outcome.applied += 1
             }
-            for (record, change) in touched.sorted(by: { $0.key < $1.key }) {
+            // The keys sorted alone: sorting the pairs moved every stored row along with them.
+            for record in touched.keys.sorted() {
+                let change = touched[record]!
                 try materialize(record, kind: change.kind, stored: change.stored, newInBatch: newInBatch[record])
             }
             try crashPoint?("batch materialised")

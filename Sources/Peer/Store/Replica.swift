@@ -66,9 +66,9 @@ public final class Replica {
     /// (`checkpointBesideBulkWrites`), and that thread while one runs.
     var checkpointsBeside = false
     var checkpointer: WALCheckpointer?
-    /// The log's size at which a bulk write's log is copied into the database file
-    /// (`bulkWriteCheckpointPages`; smaller in tests).
-    var bulkCheckpointPages = Replica.bulkWriteCheckpointPages
+    /// The log's size in pages at which a bulk write's log is copied into the database file
+    /// (`bulkWriteCheckpointBytes` of this library's pages; smaller in tests).
+    var bulkCheckpointPages: Int
     /// Replicas whose vector entry the transaction in progress advanced (see `flushVector`).
     var changedVectorEntries = Set<ReplicaID>()
     private let lock: FileLock
@@ -112,6 +112,7 @@ public final class Replica {
         self.database = database
         self.path = path
         self.randomBytes = randomBytes
+        bulkCheckpointPages = Self.bulkWriteCheckpointBytes / (try database.pageSize)
         let existing = try database.first("SELECT value FROM meta WHERE key = 'replica'") { $0.blob(0) }
         if let existing, let id = RecordID(bytes: existing) {
             replicaID = ReplicaID(id)

@@ -1,0 +1,80 @@
+import Merge
+
+/// Block hashes in order, each once. Finding one is a binary search: a few comparisons, which
+/// mostly stop at a hash's first word, where a `Set` or a `Dictionary` hashes all 32 bytes with
+/// SipHash at every insert and lookup. A catch-up's blocks went through five of those each
+/// (docs/decisions.md, "A new record's blocks inserted in order, without a statement journal").
+struct SortedBlockHashes: Equatable, Sendable {
+    private(set) var hashes: [BlockHash] = []
+
+    init() {}
+
+    init(_ unsorted: [BlockHash]) {
+        hashes = unsorted.sorted()
+        removeRepeats()
+    }
+
+    var isEmpty: Bool { hashes.isEmpty }
+
+    func index(of hash: BlockHash) -> Int? {
+        var low = 0, high = hashes.count
+        while low < high {
+            let middle = (low + high) / 2
+            if hashes[middle] < hash { low = middle + 1 } else { high = middle }
+        }
+        return low < hashes.count && hashes[low] == hash ? low : nil
+    }
+
+    func contains(_ hash: BlockHash) -> Bool { index(of: hash) != nil }
+
+    mutating func formUnion(_ other: SortedBlockHashes) {
+        guard !other.isEmpty else { return }
+        guard !isEmpty else {
+            self = other
+            return
+        }
+        hashes.append(contentsOf: other.hashes)
+        hashes.sort()
+        removeRepeats()
+    }
+
+    private mutating func removeRepeats() {
+        guard hashes.count > 1 else { return }
+        var kept = 1
+        for index in 1..<hashes.count where hashes[index] != hashes[kept - 1] {
+            hashes[kept] = hashes[index]
+            kept += 1
+        }
+        hashes.removeLast(hashes.count - kept)
+    }
+}
+
+/// Encoded blocks found by their hash (`SortedBlockHashes`): those an entry or a revision made
+/// here supplies. A hash given twice keeps its first block.
+struct SuppliedBlocks: Sendable {
+    let hashes: SortedBlockHashes
+    /// In the order of `hashes`.
+    private let encoded: [[UInt8]]
+
+    init(hashes: [BlockHash], encoded: [[UInt8]]) {
+        precondition(hashes.count == encoded.count, "one hash per block")
+        // A stable order keeps the first of a repeated hash first.
+        let order = hashes.indices.sorted { (hashes[$0], $0) < (hashes[$1], $1) }
+        var kept: [BlockHash] = [], blocks: [[UInt8]] = []
+        kept.reserveCapacity(order.count)
+        blocks.reserveCapacity(order.count)
+        for index in order where kept.last != hashes[index] {
+            kept.append(hashes[index])
+            blocks.append(encoded[index])
+        }
+        self.hashes = SortedBlockHashes(sortedUnique: kept)
+        self.encoded = blocks
+    }
+
+    subscript(hash: BlockHash) -> [UInt8]? { hashes.index(of: hash).map { encoded[$0] } }
+}
+
+extension SortedBlockHashes {
+    /// Hashes already sorted and without repeats.
+    fileprivate init(sortedUnique: [BlockHash]) { hashes = sortedUnique }
+}
