@@ -53,6 +53,15 @@ import Testing
         #expect(framing.bufferedByteCount == 0)
     }
 
+    /// Announced and stalled, a frame holds its room, never more than the cap.
+    @Test func aFrameAnnouncedAndStalledHoldsAtMostTheCap() throws {
+        var framing = LengthPrefixFraming()
+        framing.append([0x00, 0x00, 0xFF, 0xFF])
+        #expect(try framing.nextFrame(maxLength: 65_535) == nil)
+        #expect(framing.heldCapacity >= 65_535 && framing.heldCapacity <= 65_535 + 1_024, "held \(framing.heldCapacity) bytes")
+        #expect(framing.bufferedByteCount == 4)
+    }
+
     @Test func aLengthOverTheCapIsRefusedBeforeRoomIsMade() throws {
         var framing = LengthPrefixFraming()
         framing.append([0x7F, 0xFF, 0xFF, 0xFF, 1, 2, 3])

@@ -3,8 +3,10 @@
 ///
 /// Bytes may arrive split anywhere or many frames at once. The length is checked against the
 /// caller's cap as soon as its 4 bytes are in, before any room is made for the frame, so a
-/// hostile length costs nothing; a length within the cap has its room made at once (the cap
-/// is 64 KiB until the handshake has authenticated the peer).
+/// length over it costs nothing. A length within the cap has its frame's room made at once,
+/// before its bytes arrive: a peer that announces a frame and stalls holds that room until it
+/// sends the rest or the connection closes, at most the cap (64 KiB until the handshake has
+/// authenticated the peer, of which a daemon lets 32 be pending; then the transport's cap).
 struct LengthPrefixFraming: Sendable {
     static let prefixLength = 4
 

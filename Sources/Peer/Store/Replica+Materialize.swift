@@ -126,8 +126,8 @@ extension Replica {
     /// what tombstones erased, and derives conflict copies. `stored` is a revision of the record
     /// this transaction just stored, still in memory: when it is the one head, it is not read
     /// back (the common case of an edit, and of every note a catch-up brings).
-    /// `newInBatch`: what this transaction gave a record that had no revision before it, so
-    /// its heads, its tombstones and its materialised row (none) need not be read.
+    /// `newInBatch`: what this transaction gave a record the store held nothing of before it,
+    /// so its heads, its tombstones and its materialised row (none) need not be read.
     func materialize(_ record: RecordID, kind: RecordKind, stored: RevisionRow? = nil, newInBatch: RecordNewInBatch? = nil) throws {
         let heads = try newInBatch.map { $0.heads.sorted() } ?? heads(of: record)
         guard !heads.isEmpty else { return }
@@ -369,7 +369,7 @@ extension Replica {
         if authored { try Self.checkSendable(encoded) }
         let header = try RevisionCodec.header(encoded.bytes)
         let missing = try insertRevision(
-            id: encoded.id, header: header, data: encoded.bytes,
+            id: encoded.id, header: header, data: encoded.bytes, body: SortedBlockHashes(header.body),
             newBlocks: SuppliedBlocks(hashes: encoded.blocks.map(\.hash), encoded: encoded.blocks.map(\.encoded)))
         precondition(missing.isEmpty, "a local revision supplies all of its blocks")
         return RevisionRow(encoded.id, header: header, data: encoded.bytes)
@@ -405,12 +405,13 @@ struct RecordNewInBatch {
     /// The blocks stored under the record, so far all by this batch.
     private(set) var blocks = SortedBlockHashes()
 
-    /// `storedBody`: the revision's blocks were stored with it (not a purged revision's stub).
-    mutating func add(_ revision: RevisionID, header: RevisionHeader, storedBody: Bool) {
+    /// `storedBlocks`: the revision's body, sorted, when its blocks were stored with it (not
+    /// for a purged revision's stub).
+    mutating func add(_ revision: RevisionID, header: RevisionHeader, storedBlocks: SortedBlockHashes?) {
         revisions.insert(revision)
         heads.removeAll { header.parents.contains($0) }
         if !heads.contains(revision) { heads.append(revision) }
         hasTombstone = hasTombstone || header.isTombstone
-        if storedBody { blocks.formUnion(SortedBlockHashes(header.body)) }
+        if let storedBlocks { blocks.formUnion(storedBlocks) }
     }
 }

@@ -213,6 +213,8 @@ extension Replica {
     /// held records about one per record, as before.
     func heldRecords(among records: ArraySlice<RecordID>) throws -> [RecordID] {
         guard let first = records.first, let last = records.last, try holdsAnything(from: first, through: last) else { return [] }
+        // One record (a live change) is answered already.
+        if records.count == 1 { return [first] }
         if records.count <= Self.heldProbeRun {
             return try records.filter { try holdsAnything(from: $0, through: $0) }
         }
@@ -225,13 +227,13 @@ extension Replica {
 
     /// Whether the store holds a revision or a block of a record from `first` through `last`.
     func holdsAnything(from first: RecordID, through last: RecordID) throws -> Bool {
-        try database.first(
-            """
-            SELECT EXISTS (SELECT 1 FROM revisions WHERE record BETWEEN ?1 AND ?2)
-                OR EXISTS (SELECT 1 FROM blocks WHERE record BETWEEN ?1 AND ?2)
-            """,
-            [.record(first), .record(last)]) { $0.int(0) != 0 } ?? false
+        try database.first(Self.holdsAnythingInRange, [.record(first), .record(last)]) { $0.int(0) != 0 } ?? false
     }
+
+    static let holdsAnythingInRange = """
+        SELECT EXISTS (SELECT 1 FROM revisions WHERE record BETWEEN ?1 AND ?2)
+            OR EXISTS (SELECT 1 FROM blocks WHERE record BETWEEN ?1 AND ?2)
+        """
 
     /// The record's current head revisions (several after concurrent changes).
     public func heads(of record: RecordID) throws -> [RevisionID] {
@@ -282,17 +284,19 @@ extension Replica {
     /// per record: schema migration 10). `newBlocks` holds encoded blocks the store may not
     /// have yet; every other body block must already be stored under the record, or have come
     /// ahead in a `blocks` frame (`storeBlocks`).
-    /// `storedBlocks`: every block the record has in the store, when the caller knows them (a
-    /// record new to an `apply` batch: `RecordNewInBatch.blocks`); nil asks the store.
+    /// `body`: the header's body, sorted (`SortedBlockHashes`). `storedBlocks`: every block the
+    /// record has in the store, when the caller knows them (a record new to an `apply` batch:
+    /// `RecordNewInBatch.blocks`); nil asks the store.
     /// Returns the body hashes that are none of these, in order (then nothing is written).
     func insertRevision(
-        id: RevisionID, header: RevisionHeader, data: [UInt8], newBlocks: SuppliedBlocks, storedBlocks: SortedBlockHashes? = nil
+        id: RevisionID, header: RevisionHeader, data: [UInt8], body: SortedBlockHashes, newBlocks: SuppliedBlocks,
+        storedBlocks: SortedBlockHashes? = nil
     ) throws -> [BlockHash] {
         let record = header.record
         var supplied: [(BlockHash, [UInt8]?)] = []
         var sentAhead: [BlockHash] = []
         var missing: [BlockHash] = []
-        for hash in SortedBlockHashes(header.body).hashes {
+        for hash in body.hashes {
             if let storedBlocks, storedBlocks.contains(hash) {
                 supplied.append((hash, nil))
             } else if let encoded = newBlocks[hash] {
@@ -346,7 +350,7 @@ extension Replica {
             try database.run(statements[rows.count - 1], values)
             if knownNew, database.changes != rows.count {
                 throw ReplicaError.invalid(
-                    "note \(record) held blocks it was not known to have (\(rows.count - database.changes) of \(rows.count)); \(ReplicaError.damagedLibraryAdvice)")
+                    "record \(record) held blocks it was not known to have (\(rows.count - database.changes) of \(rows.count)); \(ReplicaError.damagedLibraryAdvice)")
             }
             start += rows.count
         }
@@ -363,7 +367,7 @@ extension Replica {
     /// that could abort the statement half-way, so it keeps no statement journal (a copy of
     /// every page the statement changes that the transaction had changed before): for a
     /// catch-up's blocks, a tenth of their cost. A row it did ignore is counted (`changes`).
-    private static let newBlockInserts: [String] = (1...blockInsertRows).map { count in
+    static let newBlockInserts: [String] = (1...blockInsertRows).map { count in
         "INSERT OR IGNORE INTO blocks (record, hash, refs, data) VALUES \(blockRows(count))"
     }
 

@@ -184,7 +184,7 @@ extension Replica {
     /// (with the default 2 MiB, a batch's random-keyed inserts spill pages mid-transaction and
     /// write the same pages many times, and once the library outgrows it every batch reads its
     /// index pages back through the kernel: an import's last 10,000 notes of 100,000 took
-    /// 1.2–1.3× its first), and a WAL checkpointed every 64 MiB instead of every 4 MiB (each
+    /// 1.2–1.3× its first), and a WAL checkpointed every 64 MiB instead of every 1,000 pages (each
     /// checkpoint copies again the index pages every batch since the last one touched, and
     /// waits for two fsyncs). Notes materialised meanwhile wait for the search index.
     /// With `checkpointBesideBulkWrites`, a thread of its own copies the log instead
@@ -276,8 +276,8 @@ extension Replica {
             var touched: [RecordID: (kind: RecordKind, stored: RevisionRow?)] = [:]
             // Records the store held nothing of before this batch, with what the batch gave
             // them; and those it held (`heldRecords(among:)`).
-            let records = entries.map { try? $0.record }
-            let heldBefore = Set(try heldRecords(among: Array(Set(records.compactMap { $0 })).sorted()[...]))
+            let records = entries.map { entry in Result { try entry.record } }
+            let heldBefore = Set(try heldRecords(among: Array(Set(records.compactMap { try? $0.get() })).sorted()[...]))
             var newInBatch: [RecordID: RecordNewInBatch] = [:]
             var latest = HLC.zero
             entryLoop: for (entry, decodedRecord) in zip(entries, records) {
@@ -291,7 +291,7 @@ extension Replica {
                 }
                 let record: RecordID
                 do {
-                    record = try decodedRecord ?? entry.record
+                    record = try decodedRecord.get()
                 } catch {
                     outcome.rejected = "entry \(entry.dot): \(error)"
                     break
@@ -348,6 +348,8 @@ extension Replica {
                     outcome.need = .parents(missingParents)
                     break
                 }
+                // The body, sorted, of a revision stored with its blocks.
+                var body: SortedBlockHashes?
                 switch content {
                 case .edited:
                     preconditionFailure("edited content was rebuilt into full content above")
@@ -358,13 +360,15 @@ extension Replica {
                         outcome.rejected = "entry \(entry.dot): a block does not decode"
                         break entryLoop
                     }
+                    let sorted = SortedBlockHashes(header.body)
                     let missing = try insertRevision(
-                        id: entry.revision, header: header, data: data, newBlocks: SuppliedBlocks(hashes: hashes, encoded: blocks),
+                        id: entry.revision, header: header, data: data, body: sorted, newBlocks: SuppliedBlocks(hashes: hashes, encoded: blocks),
                         storedBlocks: newInBatch[record]?.blocks)
                     guard missing.isEmpty else {
                         outcome.need = .blocks(missing)
                         break entryLoop
                     }
+                    body = sorted
                 }
                 try crashPoint?("remote revision stored")
                 try appendLog(entry.dot, revision: entry.revision, of: record)
@@ -372,7 +376,7 @@ extension Replica {
                 // A purged revision's stub stored no blocks and is not whole.
                 var stored: RevisionRow?
                 if case .full(let data, _) = content { stored = RevisionRow(entry.revision, header: header, data: data, decoded: decoded) }
-                newInBatch[record]?.add(entry.revision, header: header, storedBody: stored != nil)
+                newInBatch[record]?.add(entry.revision, header: header, storedBlocks: body)
                 touched[header.record] = (header.kind, stored)
                 latest = max(latest, header.hlc)
                 outcome.applied += 1

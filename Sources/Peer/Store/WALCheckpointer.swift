@@ -4,7 +4,7 @@ import CSQLite
 /// Copies what a catch-up or an import commits to the write-ahead log into the database file,
 /// on a thread and a connection of its own, while the engine's connection goes on writing
 /// (docs/decisions.md, "Checkpoints beside a bulk write"). The engine's thread, a catch-up's
-/// bottleneck, then no longer copies the log itself every `Replica.bulkWriteCheckpointPages`.
+/// bottleneck, then no longer copies the log itself every `Replica.bulkWriteCheckpointBytes`.
 ///
 /// The log is copied as rarely as SQLite's automatic checkpoints copied it (each copy also
 /// copies again the pages the batches since the last one changed): once at three quarters of
