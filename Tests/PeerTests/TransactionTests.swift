@@ -81,6 +81,28 @@ import TestSupport
         let storedOffered = try replica.database.first("SELECT value FROM meta WHERE key = 'offered'") { UInt64($0.int(0)) }
         #expect(storedOffered == replica.offeredSeq)
     }
+
+    /// While writing in bulk, the notes waiting for the search index are kept in memory until
+    /// the transaction commits: a nested write that fails takes its own back.
+    @Test func aCaughtNestedWriteFailureLeavesNoNoteWaitingForTheSearchIndex() throws {
+        let directory = try TemporaryDirectory()
+        let replica = try Replica(path: directory.file("notes.db"), randomBytes: SeededBytes.source(seed: 8))
+        try replica.enterBulkWrite()
+        var kept: [NoteID] = []
+        try replica.inOneTransaction {
+            kept.append(try replica.createNote(title: "first", body: paragraphs(["a"]), now: 1_000))
+            do {
+                try replica.write {
+                    _ = try replica.createNote(title: "lost", body: paragraphs(["b"]), now: 2_000)
+                    throw Planned()
+                }
+            } catch is Planned {}
+            try replica.write { kept.append(try replica.createNote(title: "second", body: paragraphs(["c"]), now: 3_000)) }
+        }
+        let waiting = try replica.database.rows("SELECT note FROM search_pending ORDER BY note") { $0.recordID(0)! }
+        #expect(waiting == kept.sorted())
+        #expect(try replica.notesAwaitingSearchIndex == 2)
+    }
 }
 
 /// What one transaction of several local changes reports (`Replica.lastChanges`): each

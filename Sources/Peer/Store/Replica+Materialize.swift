@@ -261,7 +261,7 @@ extension Replica {
         try upsertNoteRow(id, note, hlc: stamp.hlc, hadRow: before != nil)
         pendingCounts.note(before: before, after: (note.folder, note.trashed))
         if writingInBulk {
-            try database.run("INSERT OR IGNORE INTO search_pending (note) VALUES (?1)", [.record(id)])
+            pendingSearchNotes.append(id)
         } else {
             try indexForSearch(id, title: note.title, body: note.body)
         }

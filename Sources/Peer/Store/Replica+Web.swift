@@ -84,6 +84,28 @@ extension Replica {
         try database.run("DELETE FROM note_search_docs WHERE note = ?1", [.record(id)])
     }
 
+    /// Records the notes the transaction materialised while writing in bulk in `search_pending`
+    /// (`pendingSearchNotes`), up to `pendingInsertRows` per statement: one statement per
+    /// note was 3.6 % of a catch-up's applying.
+    func flushSearchPending() throws {
+        guard !pendingSearchNotes.isEmpty else { return }
+        let notes = pendingSearchNotes.sorted()
+        pendingSearchNotes.removeAll()
+        var start = 0
+        while start < notes.count {
+            let rows = notes[start..<min(notes.count, start + Self.pendingInsertRows)]
+            try database.run(Self.pendingInserts[rows.count - 1], rows.map { .record($0) })
+            start += rows.count
+        }
+    }
+
+    private static let pendingInsertRows = 64
+    /// `INSERT OR IGNORE`: a note materialised twice is pending once, and the statement keeps
+    /// no journal to undo a row half-way (as `Replica.newBlockInserts`).
+    private static let pendingInserts: [String] = (1...pendingInsertRows).map { count in
+        "INSERT OR IGNORE INTO search_pending (note) VALUES " + (1...count).map { "(?\($0))" }.joined(separator: ", ")
+    }
+
     /// Indexes up to `limit` of the notes a catch-up materialised: during one, each note is
     /// only recorded in `search_pending` (indexing 10,000 notes inside the catch-up's
     /// transactions tripled its time, docs/benchmarks.md); this indexes them, or removes those

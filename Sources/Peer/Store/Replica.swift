@@ -47,6 +47,9 @@ public final class Replica {
     var pendingChanges = Changes()
     /// What the write in progress has changed in the note counts, stored as it commits.
     var pendingCounts = NoteCountChanges()
+    /// Notes the write in progress materialised while writing in bulk, for the search index
+    /// to take up after it: stored in `search_pending` as it commits (`flushSearchPending`).
+    var pendingSearchNotes: [NoteID] = []
     let randomBytes: (Int) -> [UInt8]
     /// Blocks peers sent ahead of the entries that use them (`storeBlocks`), by hash, kept in
     /// memory: a `blocks` frame does not say which record they belong to, and blocks are
@@ -195,6 +198,8 @@ public final class Replica {
     func write<T>(_ body: () throws -> T) throws -> T {
         if database.isInTransaction {
             let saved = (clock, vector, offeredSeq, changedVectorEntries, pendingCounts)
+            // By count: a copy of the list would be copied again at the nested body's first note.
+            let searchNotesBefore = pendingSearchNotes.count
             // The outer body's changes are set aside rather than copied: a copy held while the
             // nested body adds to them made every nested write copy them all (an import of n
             // notes in one transaction copied n²/2 entries).
@@ -207,6 +212,7 @@ public final class Replica {
                 return result
             } catch {
                 (clock, vector, offeredSeq, changedVectorEntries, pendingCounts) = saved
+                pendingSearchNotes.removeLast(pendingSearchNotes.count - searchNotesBefore)
                 pendingChanges = outer
                 throw error
             }
@@ -214,6 +220,7 @@ public final class Replica {
         let savedClock = clock, savedVector = vector, savedOffered = offeredSeq
         pendingChanges = Changes()
         pendingCounts = NoteCountChanges()
+        pendingSearchNotes.removeAll()
         changedVectorEntries.removeAll()
         if checkpointer?.beforeTransaction(logPages: database.logPages) != nil {
             // Its connection failed (an I/O error, damage): SQLite's own checkpoints again,
@@ -226,6 +233,7 @@ public final class Replica {
                 let result = try body()
                 try flushVector()
                 try flushCounts()
+                try flushSearchPending()
                 try setMeta("clock", clock.rawValue)
                 return result
             }
