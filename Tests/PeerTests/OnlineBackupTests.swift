@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 import Merge
 import Synchronization
@@ -62,26 +61,6 @@ import TestSupport
         let notes = try restored.noteCount
         #expect(notes >= 200 && notes < 200 + commits.load(ordering: .acquiring))
         #expect(notes == Int(restored.vector.counters.values.reduce(0, +)), "one entry per note, none torn")
-    }
-
-    /// A library made before new files had 8 KiB pages (4 KiB, SQLite's default) is copied
-    /// whole, into a new file that keeps the library's page size.
-    @Test func aLibraryWithFourKiBPagesIsCopied() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.file("older.db")
-        var handle: OpaquePointer?
-        #expect(sqlite3_open(path, &handle) == SQLITE_OK)
-        #expect(sqlite3_exec(handle, "PRAGMA page_size = 4096; PRAGMA journal_mode = WAL", nil, nil, nil) == SQLITE_OK)
-        sqlite3_close(handle)
-        let older = try Replica(path: path)
-        #expect(try older.database.pageSize == 4_096)
-        for index in 0..<50 { _ = try older.createNote(title: "Note \(index)", body: paragraphs(["kept \(index)"]), now: 1_000) }
-        let copyPath = directory.file("copy.db")
-        _ = try OnlineBackup.copy(from: path, to: copyPath)
-        let copy = try Replica(path: copyPath)
-        #expect(try copy.database.pageSize == 4_096)
-        #expect(try copy.noteCount == 50)
-        #expect(try copy.integrityProblems() == [])
     }
 
     @Test func aCopyNeverOverwritesAFile() throws {

@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 import Merge
 import Testing
@@ -204,25 +203,5 @@ import TestSupport
         try database.run(sql, [.blob([3])])
         let rows = try database.rows("SELECT a, b FROM t ORDER BY rowid") { [$0.optionalBlob(0), $0.optionalBlob(1)] }
         #expect(rows == [[[1], [2]], [nil, nil], [[3], nil]])
-    }
-}
-
-/// A library made from now on has 8 KiB pages; one made before keeps its own.
-@Suite struct PageSizeTests {
-    @Test func aNewLibraryHasEightKiBPagesAndAnOlderOneKeepsItsSize() throws {
-        let directory = try TemporaryDirectory()
-        let new = try Replica(path: directory.file("new.db"), randomBytes: SeededBytes.source(seed: 81))
-        #expect(try new.database.first("PRAGMA page_size") { $0.int(0) } == 8_192)
-
-        // A library as an older notesd made it: SQLite's default 4 KiB pages, in WAL mode.
-        let older = directory.file("older.db")
-        var handle: OpaquePointer?
-        #expect(sqlite3_open(older, &handle) == SQLITE_OK)
-        #expect(sqlite3_exec(handle, "PRAGMA page_size = 4096; PRAGMA journal_mode = WAL; CREATE TABLE kept (v INTEGER)", nil, nil, nil) == SQLITE_OK)
-        sqlite3_close(handle)
-        let reopened = try Database(path: older)
-        #expect(try reopened.first("PRAGMA page_size") { $0.int(0) } == 4_096)
-        try reopened.run("INSERT INTO kept (v) VALUES (1)")
-        #expect(try reopened.first("SELECT count(*) FROM kept") { $0.int(0) } == 1)
     }
 }

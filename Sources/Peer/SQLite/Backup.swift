@@ -32,7 +32,7 @@ public enum OnlineBackup {
         }
     }
 
-    /// Pages copied per step (4 MiB of 4 KiB pages, 8 MiB of 8 KiB: `Database.newDatabasePageSize`).
+    /// Pages copied per step (4 MiB at the default 4 KiB page).
     public static let defaultPagesPerStep: Int32 = 1024
 
     /// Copies the database at `source` into a new file at `destination`, `pagesPerStep` pages

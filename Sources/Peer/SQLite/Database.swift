@@ -21,13 +21,6 @@ public final class Database {
     /// SQLite rolled the whole transaction back under a savepoint (see `savepoint`).
     private var transactionAborted = false
 
-    /// The page size of a library made from now on (SQLite's default is 4 KiB). A catch-up
-    /// into a new library cost 3.7 % fewer instructions with 8 KiB pages (fewer pages to find,
-    /// fill and split for the same rows) and wrote 2.08 times the database instead of 2.05;
-    /// 16 KiB saved nothing more and makes each small commit write twice the bytes again
-    /// (docs/decisions.md, "A new library's pages are 8 KiB").
-    static let newDatabasePageSize = 8_192
-
     /// Process-wide SQLite settings, made once before the first connection opens.
     private static let configured: Void = notesd_sqlite3_without_memory_statistics()
 
@@ -48,12 +41,7 @@ public final class Database {
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, 5_000)
         do {
-            if !readOnly {
-                // Takes effect only while the file is still empty: a library keeps the page size
-                // it was made with.
-                try execute("PRAGMA page_size=\(Self.newDatabasePageSize)")
-                try execute("PRAGMA journal_mode=WAL")
-            }
+            if !readOnly { try execute("PRAGMA journal_mode=WAL") }
             try execute("PRAGMA synchronous=FULL")
             try execute("PRAGMA foreign_keys=ON")
         } catch {
@@ -226,7 +214,7 @@ public final class Database {
         }
     }
 
-    /// The size of the file's pages (`newDatabasePageSize` for a file made since).
+    /// The size of the file's pages (SQLite's default, 4 KiB, for every library notesd made).
     public var pageSize: Int {
         get throws { Int(try first("PRAGMA page_size") { $0.int(0) } ?? 4_096) }
     }

@@ -176,8 +176,7 @@ extension Replica {
     /// cache and fewer checkpoints, and its notes wait for the search index.
     public static let bulkBatchThreshold = 100
     /// The log's size between checkpoints while writing in bulk: 64 MiB, in pages of the
-    /// library's size (16,384 of 4 KiB, 8,192 of 8 KiB). SQLite's default, restored
-    /// afterwards, is 1,000 pages.
+    /// library's size (16,384 of 4 KiB). SQLite's default, restored afterwards, is 1,000 pages.
     static let bulkWriteCheckpointBytes = 64 << 20
 
     /// Settings for a catch-up or an import, undone by `releaseMemory`: a 64 MiB page cache
