@@ -62,20 +62,32 @@ public struct Block: Hashable, Sendable {
 
     /// What makes a block impossible to encode or to join, if anything.
     static func problem(kind: Kind, attributes: [HTMLAttribute], contentIsEmpty: Bool) -> String? {
+        var containers: [ListContainer] = []
+        if case .listItem(let listed) = kind { containers = listed }
+        return problem(
+            kind: kind, hasAttributes: !attributes.isEmpty,
+            firstAttributeProblem: containers.lazy.flatMap(\.attributes).compactMap(\.problem).first
+                ?? attributes.lazy.compactMap(\.problem).first,
+            contentIsEmpty: contentIsEmpty)
+    }
+
+    /// The same, given the first problem among the attributes in encoding order (the
+    /// containing lists', outermost first, then the block's own): the receiver's check finds
+    /// it in the encoded bytes without building the attributes.
+    static func problem(
+        kind: Kind, hasAttributes: Bool, firstAttributeProblem: @autoclosure () -> String?, contentIsEmpty: Bool
+    ) -> String? {
         switch kind {
         case .heading(let level) where !(1...6).contains(level):
             return "heading level \(level) is not 1…6"
         case .listItem(let containers) where containers.isEmpty:
             return "a list item needs at least one containing list"
-        case .listItem(let containers):
-            return containers.lazy.flatMap(\.attributes).compactMap(\.problem).first
-                ?? attributes.lazy.compactMap(\.problem).first
-        case .opaque where !attributes.isEmpty:
+        case .opaque where hasAttributes:
             return "an opaque block has no attributes (its HTML is all in content)"
         case .rule where !contentIsEmpty:
             return "a rule has no content"
-        case .paragraph, .division, .heading, .quote, .code, .rule, .opaque:
-            return attributes.lazy.compactMap(\.problem).first
+        case .paragraph, .division, .heading, .quote, .code, .rule, .opaque, .listItem:
+            return firstAttributeProblem()
         }
     }
 
@@ -119,10 +131,13 @@ public struct HTMLAttribute: Hashable, Sendable {
     }
 
     /// Why `join` could not write this attribute back as one attribute, if it could not.
-    var problem: String? {
-        if name.isEmpty { return "an attribute name is empty" }
-        if name.utf8.contains(where: Self.cannotBeInName) {
-            return "attribute name \"\(name)\" is not lower-case or holds a character that ends a name"
+    var problem: String? { Self.problem(ofName: name.utf8) }
+
+    /// Why a name, given as its UTF-8 bytes, cannot be an attribute's name, if it cannot.
+    static func problem(ofName utf8: some Collection<UInt8>) -> String? {
+        if utf8.isEmpty { return "an attribute name is empty" }
+        if utf8.contains(where: cannotBeInName) {
+            return "attribute name \"\(String(decoding: utf8, as: UTF8.self))\" is not lower-case or holds a character that ends a name"
         }
         return nil
     }

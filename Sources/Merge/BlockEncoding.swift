@@ -107,7 +107,7 @@ extension Block {
     /// is a `BlockDecodingError`, never a crash.
     public init(encoded: some Collection<UInt8>) throws(BlockDecodingError) {
         let bytes = Array(encoded)
-        let fields = try BlockEncoding.read(bytes, keepingContent: true)
+        let fields = try BlockEncoding.read(bytes, building: true)
         // The input is exactly the canonical encoding (every field was checked to be in its only
         // form), so its hash is the fingerprint.
         self.init(
@@ -117,19 +117,21 @@ extension Block {
     /// Throws what `init(encoded:)` would throw, and nothing when it would decode, without
     /// building the block: a receiver checks every block a peer sends before storing it, and
     /// most of a block is its content, whose UTF-8 is checked here but never copied into a
-    /// string (nor hashed into a fingerprint) only to be dropped.
+    /// string (nor hashed into a fingerprint) only to be dropped; its attributes are checked
+    /// in their bytes too.
     public static func check(encoded: [UInt8]) throws(BlockDecodingError) {
-        _ = try BlockEncoding.read(encoded, keepingContent: false)
+        _ = try BlockEncoding.read(encoded, building: false)
     }
 }
 
 extension BlockEncoding {
     /// The fields of one encoded block, each checked to be in its only form and the block
-    /// possible (`Block.problem`); the content is returned only when `keepingContent`.
+    /// possible (`Block.problem`). The attributes and content are built only when `building`
+    /// (a list item's containers are returned without their attributes when not).
     fileprivate static func read(
-        _ bytes: [UInt8], keepingContent: Bool
+        _ bytes: [UInt8], building: Bool
     ) throws(BlockDecodingError) -> (kind: Block.Kind, attributes: [HTMLAttribute], content: String?) {
-        var reader = Reader(bytes: bytes)
+        var reader = Reader(bytes: bytes, building: building)
         let version = try reader.byte("the version")
         guard version == BlockEncoding.version else {
             throw BlockDecodingError(
@@ -161,7 +163,7 @@ extension BlockEncoding {
         let attributes = kind == .opaque ? [] : try reader.attributes()
         // Its UTF-8 checked once: as the string is made when it is kept, in place when not.
         let content: String?, contentIsEmpty: Bool
-        if keepingContent {
+        if building {
             let text = try reader.string("the content")
             (content, contentIsEmpty) = (text, text.isEmpty)
         } else {
@@ -172,9 +174,10 @@ extension BlockEncoding {
             throw BlockDecodingError(
                 offset: reader.offset, reason: "\(reader.bytes.count - reader.offset) bytes follow the end of the block")
         }
-        if let problem = Block.problem(kind: kind, attributes: attributes, contentIsEmpty: contentIsEmpty) {
-            throw BlockDecodingError(offset: kindOffset, reason: problem)
-        }
+        let problem = Block.problem(
+            kind: kind, hasAttributes: reader.attributeCount > 0,
+            firstAttributeProblem: reader.firstAttributeProblem, contentIsEmpty: contentIsEmpty)
+        if let problem { throw BlockDecodingError(offset: kindOffset, reason: problem) }
         return (kind, attributes, content)
     }
 }
@@ -184,7 +187,15 @@ extension BlockEncoding {
 /// catch-up is decoded, and building the descriptions cost more than the decoding).
 private struct Reader {
     let bytes: [UInt8]
+    /// Whether attributes are built; when not (a receiver's check), each is checked in its
+    /// bytes and none is returned: building a block's attributes cost more than checking its
+    /// content.
+    let building: Bool
     var offset = 0
+    /// Attributes read so far, the containing lists' included.
+    var attributeCount = 0
+    /// The first attribute, in encoding order, that could not be written back (`HTMLAttribute.problem`).
+    var firstAttributeProblem: String?
 
     mutating func byte(_ what: @autoclosure () -> String) throws(BlockDecodingError) -> UInt8 {
         guard offset < bytes.count else {
@@ -259,12 +270,21 @@ private struct Reader {
 
     mutating func attributes() throws(BlockDecodingError) -> [HTMLAttribute] {
         let count = try count("the attribute count")
+        attributeCount += count
         var attributes: [HTMLAttribute] = []
-        attributes.reserveCapacity(count)
+        if building { attributes.reserveCapacity(count) }
         for _ in 0..<count {
-            let name = try string("an attribute name")
-            let value = try flag("an attribute's has-value flag") ? try string("an attribute value") : nil
-            attributes.append(HTMLAttribute(name: name, value: value))
+            if building {
+                let name = try string("an attribute name")
+                let value = try flag("an attribute's has-value flag") ? try string("an attribute value") : nil
+                let attribute = HTMLAttribute(name: name, value: value)
+                if firstAttributeProblem == nil { firstAttributeProblem = attribute.problem }
+                attributes.append(attribute)
+            } else {
+                let name = try utf8("an attribute name")
+                if firstAttributeProblem == nil { firstAttributeProblem = HTMLAttribute.problem(ofName: bytes[name]) }
+                if try flag("an attribute's has-value flag") { _ = try utf8("an attribute value") }
+            }
         }
         return attributes
     }

@@ -52,6 +52,12 @@ import Testing
             ([1, 0, 1, 1, 0x61, 2, 0], "not 0 or 1"),
             ([1, 5, 0, 1, 0x78], "a rule has no content"),
             ([1, 0, 1, 1, 0x41, 0, 0], "not lower-case"),
+            ([1, 0, 1, 0, 0, 0], "name is empty"),
+            // The first bad name in encoding order: the containing list's before the item's.
+            ([1, 6, 1, 0, 1, 1, 0x41, 0, 1, 1, 0x42, 0, 0], "name \"A\""),
+            // A malformed encoding is reported before a bad name in it.
+            ([1, 0, 1, 1, 0x41, 0, 0, 0xFF], "follow the end"),
+            ([1, 0, 1, 1, 0x41, 0, 1, 0xFF], "UTF-8"),
             ([1, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F], "exceeds"),
             ([1, 0] + [UInt8](repeating: 0xFF, count: 10) + [1], "64 bits"),
         ]
