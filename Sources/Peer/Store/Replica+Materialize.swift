@@ -138,6 +138,13 @@ extension Replica {
         let hasTombstone = isNew ? false : try newInBatch.map(\.hasTombstone) ?? database.first(
             "SELECT 1 FROM revisions WHERE record = ?1 AND tombstone = 1 LIMIT 1", [.record(record)]) { _ in true } ?? false
         let everything = heads.count > 1 || hasTombstone
+        if !everything, kind == .note, let row = single, !row.purged {
+            // One head and no tombstone, so nothing is erased: the state is that revision as
+            // stored, and no block is read nor any DAG built (every note a catch-up brings).
+            guard case .note(let content) = try row.decoded ?? RevisionCodec.decodeStored(row.data).content else { return }
+            try writeNoteRow(record, content, stamp: row.stamp, hadNoRow: hadNoRow)
+            return
+        }
         let allRows = everything ? try revisionRows(record: record) : [single!]
         let rows = Dictionary(allRows.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let dag = RecordDAG(everything ? allRows : [])

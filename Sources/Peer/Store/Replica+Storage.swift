@@ -294,6 +294,7 @@ extension Replica {
     ) throws -> [BlockHash] {
         let record = header.record
         var supplied: [(BlockHash, [UInt8]?)] = []
+        supplied.reserveCapacity(body.hashes.count)
         var sentAhead: [BlockHash] = []
         var missing: [BlockHash] = []
         for hash in body.hashes {
@@ -317,6 +318,7 @@ extension Replica {
             sentBlocksAwaitingBytes -= sentBlocksAwaitingUse.removeValue(forKey: hash)?.count ?? 0
         }
         var sent: [(BlockHash, [UInt8])] = []
+        sent.reserveCapacity(supplied.count)
         for (hash, encoded) in supplied {
             if let encoded {
                 sent.append((hash, encoded))

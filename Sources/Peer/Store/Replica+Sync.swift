@@ -273,11 +273,13 @@ extension Replica {
             // Each record the batch changed, with its revision stored last while it is whole
             // (materialised from memory when it is the record's one head).
             var touched: [RecordID: (kind: RecordKind, stored: RevisionRow?)] = [:]
+            touched.reserveCapacity(entries.count)
             // Records the store held nothing of before this batch, with what the batch gave
             // them; and those it held (`heldRecords(among:)`).
             let records = entries.map { entry in Result { try entry.record } }
             let heldBefore = Set(try heldRecords(among: Array(Set(records.compactMap { try? $0.get() })).sorted()[...]))
             var newInBatch: [RecordID: RecordNewInBatch] = [:]
+            newInBatch.reserveCapacity(entries.count - heldBefore.count)
             var latest = HLC.zero
             entryLoop: for (entry, decodedRecord) in zip(entries, records) {
                 if vector.contains(entry.dot) {
