@@ -3,7 +3,7 @@ import Merge
 import Testing
 
 /// The wire framing cuts a byte stream into the frames it carries however the stream arrives,
-/// each frame received into its own array, or the one before it's (`LengthPrefixFraming`).
+/// each frame received into its own array (`LengthPrefixFraming`).
 @Suite struct LengthPrefixFramingTests {
     /// Frames of every awkward size: empty, shorter than a length prefix, and larger than a read.
     static let frames: [[UInt8]] = [0, 1, 3, 4, 5, 70_000, 2, 0, 131_072].enumerated().map { index, size in
@@ -60,33 +60,6 @@ import Testing
         #expect(try framing.nextFrame(maxLength: 65_535) == nil)
         #expect(framing.heldCapacity >= 65_535 && framing.heldCapacity <= 65_535 + 1_024, "held \(framing.heldCapacity) bytes")
         #expect(framing.bufferedByteCount == 4)
-    }
-
-    /// A large frame that begins in the read that ended the one before it is received into
-    /// that frame's array, handed back (`recycle`); at the end of the read an array no frame
-    /// took up is dropped.
-    @Test func aLargeFrameReusesTheArrayOfTheFrameBeforeIt() throws {
-        var framing = LengthPrefixFraming()
-        let large = { (fill: UInt8) in [UInt8](repeating: fill, count: 200_000) }
-        let stream = LengthPrefixFraming.frame(large(1)) + LengthPrefixFraming.frame(large(2)) + LengthPrefixFraming.frame(large(3))
-        framing.append(stream[..<(stream.count - 100)])
-        let first = try #require(try framing.nextFrame(maxLength: 1 << 20))
-        let firstStorage = first.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
-        #expect(first == large(1))
-        framing.recycle(consume first)
-        let second = try #require(try framing.nextFrame(maxLength: 1 << 20))
-        #expect(second == large(2))
-        #expect(second.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) } == firstStorage, "received into the first frame's array")
-        framing.recycle(consume second)
-        #expect(try framing.nextFrame(maxLength: 1 << 20) == nil, "the third is still arriving, in the second's array")
-        framing.releaseIfEmpty()
-        #expect(framing.heldCapacity < 200_000 + 1_024, "one frame's room, not two: held \(framing.heldCapacity) bytes")
-        framing.append(stream[(stream.count - 100)...])
-        let third = try #require(try framing.nextFrame(maxLength: 1 << 20))
-        #expect(third == large(3))
-        framing.recycle(consume third)
-        framing.releaseIfEmpty()
-        #expect(framing.heldCapacity < 1_024, "nothing kept once the read is done: held \(framing.heldCapacity) bytes")
     }
 
     @Test func aLengthOverTheCapIsRefusedBeforeRoomIsMade() throws {

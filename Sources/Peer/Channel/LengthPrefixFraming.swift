@@ -20,11 +20,6 @@ struct LengthPrefixFraming: Sendable {
     /// into its own array").
     private var incoming: [UInt8] = []
     private var incomingLength: Int?
-    /// The last frame's array, handed back emptied (`recycle`), for a large frame that begins
-    /// in the same read: a catch-up's frames, each a fresh 2 MiB array, cost a page fault for
-    /// every 4 KiB the kernel mapped for them. Dropped at the end of each read
-    /// (`releaseIfEmpty`), so it never outlives the bytes that came with it.
-    private var spare: [UInt8] = []
 
     /// Bytes received but not yet returned as a frame.
     var bufferedByteCount: Int {
@@ -32,7 +27,7 @@ struct LengthPrefixFraming: Sendable {
     }
 
     /// The room the buffers hold in memory, taken or not.
-    var heldCapacity: Int { pending.capacity + incoming.capacity + spare.capacity }
+    var heldCapacity: Int { pending.capacity + incoming.capacity }
 
     mutating func append(_ bytes: some Collection<UInt8>) {
         var bytes = bytes[...]
@@ -58,7 +53,6 @@ struct LengthPrefixFraming: Sendable {
             guard length <= maxLength else { throw ChannelError(.frameTooLarge(length: length, limit: maxLength)) }
             pendingIndex += Self.prefixLength
             incomingLength = length
-            if length > [UInt8].idleBufferCapacity, spare.capacity >= length { swap(&incoming, &spare) }
             incoming.reserveCapacity(length)
         }
         let length = incomingLength!
@@ -73,23 +67,13 @@ struct LengthPrefixFraming: Sendable {
         return incoming
     }
 
-    /// At the end of a read: drops the last frame's array if no frame took it up, and empties
-    /// the buffer of bytes not yet framed once every byte in it is taken (`nextFrame` returned
-    /// nil), keeping at most `idleBufferCapacity` of room. A frame received in part keeps its
-    /// own array, which is the frame's size and is handed on whole.
+    /// Empties the buffer of bytes not yet framed once every byte in it is taken (`nextFrame`
+    /// returned nil), keeping at most `idleBufferCapacity` of room. A frame received in part
+    /// keeps its own array, which is the frame's size and is handed on whole.
     mutating func releaseIfEmpty() {
-        spare = []
         guard pendingIndex > 0, pendingIndex == pending.count else { return }
         pending.emptyForIdle()
         pendingIndex = 0
-    }
-
-    /// Takes back a frame `nextFrame` returned, once its bytes are used, to receive the next
-    /// frame into. (A frame still referenced elsewhere is copied on its next write instead:
-    /// correct, only not cheaper.)
-    mutating func recycle(_ frame: consuming [UInt8]) {
-        frame.removeAll(keepingCapacity: true)
-        spare = frame
     }
 
     /// `payload` with its 4-byte big-endian length in front.

@@ -144,7 +144,6 @@ public struct SecureChannel: Sendable {
         do throws(ChannelError) {
             while let frame = try decoder.nextFrame(maxLength: frameLimit) {
                 try handle(frame, into: &output)
-                decoder.recycle(consume frame)
             }
             decoder.releaseIfEmpty()
             if case .established(let transport, _) = state, transport.isInboundFinished, decoder.bufferedByteCount > 0 {
