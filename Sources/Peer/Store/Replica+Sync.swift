@@ -179,18 +179,19 @@ extension Replica {
     /// library's size (16,384 of 4 KiB). SQLite's default, restored afterwards, is 1,000 pages.
     static let bulkWriteCheckpointBytes = 64 << 20
 
-    /// Settings for a catch-up or an import, undone by `releaseMemory`: a 64 MiB page cache
-    /// (with the default 2 MiB, a batch's random-keyed inserts spill pages mid-transaction and
-    /// write the same pages many times, and once the library outgrows it every batch reads its
-    /// index pages back through the kernel: an import's last 10,000 notes of 100,000 took
-    /// 1.2–1.3× its first), and a WAL checkpointed every 64 MiB instead of every 1,000 pages (each
+    /// Settings for a catch-up or an import, undone by `releaseMemory`: a 16 MiB page cache
+    /// (with the default 2 MiB, a batch's dirty pages spill mid-transaction and the same pages
+    /// are written many times; 64 MiB, chosen when blocks and revisions were keyed by hash,
+    /// held 50 MiB more at the peak of a 100,000-note catch-up for no measurable speed, now
+    /// that their inserts append: docs/decisions.md, "The bulk write's page cache"), and a
+    /// WAL checkpointed every 64 MiB instead of every 1,000 pages (each
     /// checkpoint copies again the index pages every batch since the last one touched, and
     /// waits for two fsyncs). Notes materialised meanwhile wait for the search index.
     /// With `checkpointBesideBulkWrites`, a thread of its own copies the log instead
     /// (`WALCheckpointer`).
     public func enterBulkWrite() throws {
         guard !writingInBulk else { return }
-        try database.execute("PRAGMA cache_size = -65536")
+        try database.execute("PRAGMA cache_size = -16384")
         // Without a second connection (none left to open), SQLite's own checkpoints.
         if checkpointsBeside, let thread = try? WALCheckpointer(path: path, limit: bulkCheckpointPages) {
             checkpointer = thread
