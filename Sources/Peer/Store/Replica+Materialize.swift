@@ -139,11 +139,9 @@ extension Replica {
             "SELECT 1 FROM revisions WHERE record = ?1 AND tombstone = 1 LIMIT 1", [.record(record)]) { _ in true } ?? false
         let everything = heads.count > 1 || hasTombstone
         if !everything, kind == .note, let row = single, !row.purged {
-            // One head and no tombstone, so nothing is erased: the state is that revision as
-            // stored, and no block is read nor any DAG built (every note a catch-up brings).
-            guard case .note(let content) = try row.decoded ?? RevisionCodec.decodeStored(row.data).content else { return }
-            try writeNoteRow(record, content, stamp: row.stamp, hadNoRow: hadNoRow)
-            return
+            // One head and no tombstone, so nothing is erased: no DAG is built (every note a
+            // catch-up brings).
+            return try writeNoteRow(record, asStoredIn: row, hadNoRow: hadNoRow)
         }
         let allRows = everything ? try revisionRows(record: record) : [single!]
         let rows = Dictionary(allRows.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
@@ -152,10 +150,7 @@ extension Replica {
         try purgeContent(of: erased, rows: rows)
         switch kind {
         case .note where heads.count == 1 && erased.isEmpty && !(single?.purged ?? true):
-            // One head: the state is that revision as stored; no block needs reading.
-            let row = single!
-            guard case .note(let stored) = try row.decoded ?? RevisionCodec.decodeStored(row.data).content else { return }
-            try writeNoteRow(record, stored, stamp: row.stamp, hadNoRow: hadNoRow)
+            try writeNoteRow(record, asStoredIn: single!, hadNoRow: hadNoRow)
         case .note:
             var blockHashes: [Block: BlockHash] = [:]
             let (version, conflicts) = try foldHeads(
@@ -179,6 +174,13 @@ extension Replica {
             try writeDevice(record, version.record)
             pendingChanges.devices.insert(record)
         }
+    }
+
+    /// A note whose one head is `row`: its state is that revision as stored; no block needs
+    /// reading.
+    private func writeNoteRow(_ record: RecordID, asStoredIn row: RevisionRow, hadNoRow: Bool) throws {
+        guard case .note(let stored) = try row.decoded ?? RevisionCodec.decodeStored(row.data).content else { return }
+        try writeNoteRow(record, stored, stamp: row.stamp, hadNoRow: hadNoRow)
     }
 
     /// The note merge, with the conflict copy made a function of the losing version alone
