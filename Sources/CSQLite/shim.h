@@ -11,8 +11,19 @@ static inline void notesd_release_free_heap(void) {
 
 /// Fixes glibc's mmap threshold at 256 KiB: by default it grows after each large free, after
 /// which multi-megabyte sync batches come from the heap and their pages stay with the process.
+/// The trim threshold is fixed with it at glibc's default (fixing one stops both moving).
 static inline void notesd_keep_large_buffers_mapped(void) {
     mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+}
+
+/// For a catch-up or an import: buffers up to 32 MiB (glibc's largest mmap threshold) come
+/// from the heap, and the heap keeps up to 64 MiB of free room at its top, so each batch's
+/// frames and entries reuse the pages of the last instead of mapping, faulting in and
+/// unmapping fresh ones. `notesd_keep_large_buffers_mapped` and `malloc_trim` undo it.
+static inline void notesd_keep_large_buffers_in_heap(void) {
+    mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 64 * 1024 * 1024);
 }
 
 /// Turns off SQLite's memory statistics, which take one process-wide mutex on every

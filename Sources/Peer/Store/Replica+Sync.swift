@@ -4,6 +4,9 @@ import Synchronization
 
 /// Whether `Replica.releaseMemory` trims the process's heap (`Replica.tuneHeapForDaemon`).
 private let heapTrimming = Atomic<Bool>(false)
+/// Whether big buffers stay in the heap for a catch-up or an import, until the next
+/// `Replica.releaseMemory` (`Replica.keepLargeBuffersInHeap`).
+private let heapKeepsLargeBuffers = Atomic<Bool>(false)
 
 /// The result of applying a batch: how far it got, and why it stopped if it stopped early.
 /// Whatever was applied is committed: a batch always leaves a contiguous prefix.
@@ -26,6 +29,7 @@ extension Replica {
     /// Own entries handed out here are marked offered, so they are never coalesced away.
     public func entries(missingFrom peer: VersionVector, maxCount: Int = 500, maxBytes: Int = 256 * 1024) throws -> [EntryPayload] {
         let payloads = try database.read { try collectEntries(missingFrom: peer, maxCount: maxCount, maxBytes: maxBytes) }
+        if payloads.count >= Self.bulkBatchThreshold { Self.keepLargeBuffersInHeap() }
         if let ownHighest = payloads.lazy.filter({ $0.dot.replica == self.replicaID }).map(\.dot.seq).max() {
             try markOffered(through: ownHighest)
         }
@@ -191,6 +195,7 @@ extension Replica {
     /// (`WALCheckpointer`).
     public func enterBulkWrite() throws {
         guard !writingInBulk else { return }
+        Self.keepLargeBuffersInHeap()
         try database.execute("PRAGMA cache_size = -16384")
         // Without a second connection (none left to open), SQLite's own checkpoints.
         if checkpointsBeside, let thread = try? WALCheckpointer(path: path, limit: bulkCheckpointPages) {
@@ -229,6 +234,17 @@ extension Replica {
         heapTrimming.store(true, ordering: .relaxed)
     }
 
+    /// While a catch-up (in either direction) or an import runs, the daemon's big buffers come
+    /// from the heap and its freed pages stay there, so each batch's 2 MiB frames, plaintexts
+    /// and entries reuse the last one's pages; `releaseMemory` hands them back once sync idles.
+    /// Mapped afresh, they cost a 10,000-note catch-up's receiver ~8,000 page faults and its
+    /// sender a third of its CPU (docs/decisions.md, "Big buffers in the heap during a
+    /// catch-up"). Process-wide; in the daemon only (`tuneHeapForDaemon`).
+    static func keepLargeBuffersInHeap() {
+        guard heapTrimming.load(ordering: .relaxed), !heapKeepsLargeBuffers.exchange(true, ordering: .relaxed) else { return }
+        notesd_keep_large_buffers_in_heap()
+    }
+
     /// Gives memory and disk back once the replica is idle again (an idle daemon stays small):
     /// drops blocks kept for entries that never came (a catch-up cut short, or blocks nobody
     /// asked for); after a catch-up, checkpoints and truncates the WAL and restores the small
@@ -239,6 +255,8 @@ extension Replica {
     /// catch-ups was tried, and a daemon that served one and then 300 edits idled 2.4 MiB
     /// larger (24.6 MiB, at the 25 MB target), for ~0.5 ms saved per edit.
     public func releaseMemory() throws {
+        // First, so that the frees below already shrink the heap, and before anything can fail.
+        if heapKeepsLargeBuffers.exchange(false, ordering: .relaxed) { notesd_keep_large_buffers_mapped() }
         sentBlocksAwaitingUse = [:]
         sentBlocksAwaitingBytes = 0
         sentBlocksArrivalOrder = []
