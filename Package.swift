@@ -30,6 +30,9 @@ let package = Package(
         // libmicrohttpd (Debian's libmicrohttpd-dev): a C target, not a system library, because
         // hooks.c gives its own error answers our headers (docs/decisions.md).
         .target(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", linkerSettings: [.linkedLibrary("microhttpd")]),
+        // SQLite's own VFS with each connection's log appends gathered into one write
+        // (docs/decisions.md, "The log's appends gathered").
+        .target(name: "CSQLiteWALBuffer", dependencies: ["CSQLite"], path: "Sources/CSQLiteWALBuffer"),
 
         // Pure: HTML blocks, block diff3, field rules, conflict copies. No I/O, no clocks.
         .target(name: "Merge"),
@@ -40,7 +43,7 @@ let package = Package(
         // The control-socket message types, shared by notesd and notesctl.
         .target(name: "Control"),
         // The replica, the sans-I/O sync core, the secure channel, TCP connections.
-        .target(name: "Peer", dependencies: ["Merge", "CSQLite", "CSodium"]),
+        .target(name: "Peer", dependencies: ["Merge", "CSQLite", "CSQLiteWALBuffer", "CSodium"]),
         // The local web API (docs/web.md): the pure request handling (HTTP/) and the
         // libmicrohttpd server, sessions and event streams around it (Server/).
         .target(name: "Web", dependencies: ["Control", "CMicroHTTPD", "CSodium"]),

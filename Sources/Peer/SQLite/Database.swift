@@ -1,4 +1,5 @@
 import CSQLite
+import CSQLiteWALBuffer
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,8 +22,14 @@ public final class Database {
     /// SQLite rolled the whole transaction back under a savepoint (see `savepoint`).
     private var transactionAborted = false
 
-    /// Process-wide SQLite settings, made once before the first connection opens.
-    private static let configured: Void = notesd_sqlite3_without_memory_statistics()
+    /// Process-wide SQLite settings, made once before the first connection opens: memory
+    /// statistics off (before SQLite initialises), then the VFS that gathers each
+    /// connection's log appends (docs/decisions.md, "The log's appends gathered"); without
+    /// it, should it fail to register, SQLite's own VFS writes the same files.
+    private static let configured: Void = {
+        notesd_sqlite3_without_memory_statistics()
+        _ = notesd_wal_buffer_register()
+    }()
 
     /// Opens (creating if needed) the database at `path`.
     public init(path: String, readOnly: Bool = false) throws {
