@@ -238,8 +238,8 @@ extension Replica {
     /// from the heap and its freed pages stay there, so each batch's 2 MiB frames, plaintexts
     /// and entries reuse the last one's pages; `releaseMemory` hands them back once sync idles.
     /// Mapped afresh, they cost a 10,000-note catch-up's receiver ~8,000 page faults and its
-    /// sender a third of its CPU (docs/decisions.md, "Big buffers in the heap during a
-    /// catch-up"). Process-wide; in the daemon only (`tuneHeapForDaemon`).
+    /// sender ~40 ms of its ~290 ms of CPU (docs/decisions.md, "Big buffers in the heap during
+    /// a catch-up"). Process-wide; in the daemon only (`tuneHeapForDaemon`).
     static func keepLargeBuffersInHeap() {
         guard heapTrimming.load(ordering: .relaxed), !heapKeepsLargeBuffers.exchange(true, ordering: .relaxed) else { return }
         notesd_keep_large_buffers_in_heap()
