@@ -143,6 +143,14 @@ extension Replica {
             // catch-up brings).
             return try writeNoteRow(record, asStoredIn: row, hadNoRow: hadNoRow)
         }
+        try ungathered { try materializeMerging(record, kind: kind, heads: heads, single: single, everything: everything, hadNoRow: hadNoRow) }
+    }
+
+    /// `materialize` for a record whose state is a merge of its heads, or whose one head is a
+    /// tombstone or follows one.
+    private func materializeMerging(
+        _ record: RecordID, kind: RecordKind, heads: [RevisionID], single: RevisionRow?, everything: Bool, hadNoRow: Bool
+    ) throws {
         let allRows = everything ? try revisionRows(record: record) : [single!]
         let rows = Dictionary(allRows.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let dag = RecordDAG(everything ? allRows : [])
@@ -277,6 +285,19 @@ extension Replica {
     }
 
     private func upsertNoteRow(_ id: NoteID, _ note: RevisionCodec.NoteFields<BlockHash>, hlc: HLC, hadRow: Bool) throws {
+        let values: [SQLValue] = [
+            .record(id), .text(note.title), .blob(Self.concatenated(note.body)),
+            note.folder.map { .record($0) } ?? .null, .integer(note.trashed ? 1 : 0), .integer(note.pinned ? 1 : 0),
+            note.color.map { .text($0) } ?? .null, .integer(Int64(bitPattern: note.created)),
+            .integer(Int64(bitPattern: note.modified)), note.conflictOf.map { .record($0) } ?? .null,
+            .integer(Int64(bitPattern: hlc.rawValue)),
+        ]
+        // A note with no row yet, in a batch of received entries: its row and tags wait to go
+        // in with others (`GatheredRows`).
+        if !hadRow, try gather(values, of: id, into: .notes) {
+            for tag in note.tags { gatheredRows!.addTag(tag, of: id) }
+            return
+        }
         try database.run(
             """
             INSERT INTO notes (id, title, body, folder, trashed, pinned, color, created, modified, conflict_of, hlc)
@@ -285,17 +306,9 @@ extension Replica {
                 trashed = excluded.trashed, pinned = excluded.pinned, color = excluded.color, created = excluded.created,
                 modified = excluded.modified, conflict_of = excluded.conflict_of, hlc = excluded.hlc
             """,
-            [
-                .record(id), .text(note.title), .blob(Self.concatenated(note.body)),
-                note.folder.map { .record($0) } ?? .null, .integer(note.trashed ? 1 : 0), .integer(note.pinned ? 1 : 0),
-                note.color.map { .text($0) } ?? .null, .integer(Int64(bitPattern: note.created)),
-                .integer(Int64(bitPattern: note.modified)), note.conflictOf.map { .record($0) } ?? .null,
-                .integer(Int64(bitPattern: hlc.rawValue)),
-            ])
+            values)
         if hadRow { try database.run("DELETE FROM note_tags WHERE note = ?1", [.record(id)]) }
-        for tag in note.tags {
-            try database.run("INSERT INTO note_tags (note, tag) VALUES (?1, ?2)", [.record(id), .text(tag)])
-        }
+        for tag in note.tags { try insertTag(tag, of: id) }
     }
 
     private func writeFolder(_ id: FolderID, _ record: Record<Folder>) throws {

@@ -385,14 +385,14 @@ extension Replica {
     }
 
     private func insertRow(id: RevisionID, header: RevisionHeader, purged: Bool, form: (depth: Int?, body: [UInt8], data: [UInt8])) throws {
-        try database.run(
-            Self.insertStored,
-            [
-                .hash(id), .record(header.record), .integer(Int64(header.kind.rawValue)),
-                .integer(Int64(bitPattern: header.hlc.rawValue)), .record(header.author.raw),
-                .blob(Self.concatenated(header.parents)), .blob(form.body), .integer(header.isTombstone ? 1 : 0),
-                .integer(purged ? 1 : 0), .blob(form.data), form.depth.map { .integer(Int64($0)) } ?? .null,
-            ])
+        let values: [SQLValue] = [
+            .hash(id), .record(header.record), .integer(Int64(header.kind.rawValue)),
+            .integer(Int64(bitPattern: header.hlc.rawValue)), .record(header.author.raw),
+            .blob(Self.concatenated(header.parents)), .blob(form.body), .integer(header.isTombstone ? 1 : 0),
+            .integer(purged ? 1 : 0), .blob(form.data), form.depth.map { .integer(Int64($0)) } ?? .null,
+        ]
+        if try gather(values, of: header.record, into: .revisions) { return }
+        try database.run(Self.insertStored, values)
     }
 
     /// Drops one reference from each of a revision's blocks and deletes those of the record
@@ -417,9 +417,10 @@ extension Replica {
     /// The vector's rows are written once per transaction (`flushVector`), not once per entry.
     func appendLog(_ dot: Dot, revision: RevisionID, of record: RecordID) throws {
         precondition(dot.seq == vector[dot.replica] + 1, "log entry \(dot) would leave a gap after \(vector[dot.replica])")
-        try database.run(
-            "INSERT INTO log (replica, seq, record, revision) VALUES (?1, ?2, ?3, ?4)",
-            [.record(dot.replica.raw), .integer(Int64(dot.seq)), .record(record), .hash(revision)])
+        let values: [SQLValue] = [.record(dot.replica.raw), .integer(Int64(dot.seq)), .record(record), .hash(revision)]
+        if try !gather(values, of: record, into: .log) {
+            try database.run("INSERT INTO log (replica, seq, record, revision) VALUES (?1, ?2, ?3, ?4)", values)
+        }
         vector[dot.replica] = dot.seq
         changedVectorEntries.insert(dot.replica)
     }
@@ -441,9 +442,9 @@ extension Replica {
         for parent in parents {
             try database.run("DELETE FROM heads WHERE record = ?1 AND revision = ?2", [.record(record), .hash(parent)])
         }
-        try database.run(
-            "INSERT OR IGNORE INTO heads (record, revision, kind) VALUES (?1, ?2, ?3)",
-            [.record(record), .hash(revision), .integer(Int64(kind.rawValue))])
+        let values: [SQLValue] = [.record(record), .hash(revision), .integer(Int64(kind.rawValue))]
+        if try gather(values, of: record, into: .heads) { return }
+        try database.run("INSERT OR IGNORE INTO heads (record, revision, kind) VALUES (?1, ?2, ?3)", values)
     }
 
     /// The own log entry above `seq` naming `revision`, if any: what coalescing may replace.

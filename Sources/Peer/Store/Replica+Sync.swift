@@ -289,6 +289,9 @@ extension Replica {
         if entries.count >= Self.bulkBatchThreshold { try enterBulkWrite() }
         var outcome = ApplyOutcome()
         try write {
+            // Rows go in many to a statement (`GatheredRows`).
+            gatheredRows = GatheredRows()
+            defer { gatheredRows = nil }
             // Each record the batch changed, with its revision stored last while it is whole
             // (materialised from memory when it is the record's one head).
             var touched: [RecordID: (kind: RecordKind, stored: RevisionRow?)] = [:]
@@ -316,6 +319,8 @@ extension Replica {
                     outcome.rejected = "entry \(entry.dot): \(error)"
                     break
                 }
+                // What follows reads the record's revisions, blocks and heads.
+                if gatheredRows!.hasRows(of: record) { try insertGatheredRows() }
                 if newInBatch[record] == nil, !heldBefore.contains(record) { newInBatch[record] = RecordNewInBatch() }
                 if try newInBatch[record]?.revisions.contains(entry.revision) ?? hasRevision(entry.revision, of: record) {
                     try appendLog(entry.dot, revision: entry.revision, of: record)
@@ -401,11 +406,13 @@ extension Replica {
                 latest = max(latest, header.hlc)
                 outcome.applied += 1
             }
+            try insertGatheredRows()
             // The keys sorted alone: sorting the pairs moved every stored row along with them.
             for record in touched.keys.sorted() {
                 let change = touched[record]!
                 try materialize(record, kind: change.kind, stored: change.stored, newInBatch: newInBatch[record])
             }
+            try insertGatheredRows()
             try crashPoint?("batch materialised")
             if latest > .zero {
                 clock = clock.receiving(latest, now: now)

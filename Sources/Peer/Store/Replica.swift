@@ -72,6 +72,8 @@ public final class Replica {
     /// The log's size in pages at which a bulk write's log is copied into the database file
     /// (`bulkWriteCheckpointBytes` of this library's pages; smaller in tests).
     var bulkCheckpointPages: Int
+    /// Rows `apply` holds to insert many to a statement; nil outside it.
+    var gatheredRows: GatheredRows?
     /// Replicas whose vector entry the transaction in progress advanced (see `flushVector`).
     var changedVectorEntries = Set<ReplicaID>()
     private let lock: FileLock
