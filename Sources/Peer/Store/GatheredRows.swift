@@ -171,7 +171,7 @@ extension Replica {
     }
 
     /// Inserts `values`, whole rows and at most `insert.maximumRows` of them, in one statement.
-    private func insert(_ insert: MultiRowInsert, _ values: [SQLValue]) throws {
+    func insert(_ insert: MultiRowInsert, _ values: [SQLValue]) throws {
         let rows = values.count / insert.valuesPerRow
         precondition(rows >= 1 && rows <= insert.maximumRows && values.count % insert.valuesPerRow == 0, "\(insert.table): whole rows, one statement's worth")
         try database.run(insert.text(rows: rows), values)

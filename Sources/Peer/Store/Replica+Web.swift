@@ -85,26 +85,22 @@ extension Replica {
     }
 
     /// Records the notes the transaction materialised while writing in bulk in `search_pending`
-    /// (`pendingSearchNotes`), up to `pendingInsertRows` per statement: one statement per
-    /// note was 3.6 % of a catch-up's applying.
+    /// (`pendingSearchNotes`), up to 64 per statement: one statement per note was 3.6 % of a
+    /// catch-up's applying.
     func flushSearchPending() throws {
         guard !pendingSearchNotes.isEmpty else { return }
         let notes = pendingSearchNotes.sorted()
         pendingSearchNotes.removeAll()
         var start = 0
         while start < notes.count {
-            let rows = notes[start..<min(notes.count, start + Self.pendingInsertRows)]
-            try database.run(Self.pendingInserts[rows.count - 1], rows.map { .record($0) })
+            let rows = notes[start..<min(notes.count, start + Self.pendingInserts.maximumRows)]
+            try insert(Self.pendingInserts, rows.map { .record($0) })
             start += rows.count
         }
     }
 
-    private static let pendingInsertRows = 64
-    /// `INSERT OR IGNORE`: a note materialised twice is pending once, and the statement keeps
-    /// no journal to undo a row half-way (as `Replica.newBlockInserts`).
-    private static let pendingInserts: [String] = (1...pendingInsertRows).map { count in
-        "INSERT OR IGNORE INTO search_pending (note) VALUES " + (1...count).map { "(?\($0))" }.joined(separator: ", ")
-    }
+    /// A note materialised twice is pending once.
+    private static let pendingInserts = MultiRowInsert(into: "search_pending", columns: "note", row: "(?)", maximumRows: 64, everyRowNew: false)
 
     /// Indexes up to `limit` of the notes a catch-up materialised: during one, each note is
     /// only recorded in `search_pending` (indexing 10,000 notes inside the catch-up's
