@@ -26,17 +26,6 @@ static inline void notesd_keep_large_buffers_in_heap(void) {
     mallopt(M_TRIM_THRESHOLD, 64 * 1024 * 1024);
 }
 
-/// Grows the calling thread's heap by `bytes` in one step and leaves them free at its top
-/// (while `notesd_keep_large_buffers_in_heap` holds, so the block comes from the heap and
-/// its freeing trims nothing). A thread's heap otherwise grows a page or two at a time, one
-/// mprotect call each: a catch-up's 16 MiB page cache, filled page by page, made ~3,800.
-/// The pages are only touched as they are used. `volatile`: a compiler may drop a malloc
-/// whose block is freed unused.
-static inline void notesd_reserve_heap(size_t bytes) {
-    void *volatile block = malloc(bytes);
-    free(block);
-}
-
 /// Turns off SQLite's memory statistics, which take one process-wide mutex on every
 /// allocation: two connections ranking a search's halves at once waited on it. Must run
 /// before the first connection opens (sqlite3_config is variadic, which Swift cannot call).

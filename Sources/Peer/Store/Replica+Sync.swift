@@ -196,8 +196,6 @@ extension Replica {
     public func enterBulkWrite() throws {
         guard !writingInBulk else { return }
         Self.keepLargeBuffersInHeap()
-        // In the daemon, the engine thread's heap grows for the page cache in one step.
-        if heapTrimming.load(ordering: .relaxed) { notesd_reserve_heap(Self.bulkWriteHeapReserve) }
         try database.execute("PRAGMA cache_size = -16384")
         // Without a second connection (none left to open), SQLite's own checkpoints.
         if checkpointsBeside, let thread = try? WALCheckpointer(path: path, limit: bulkCheckpointPages) {
@@ -208,10 +206,6 @@ extension Replica {
         }
         writingInBulk = true
     }
-
-    /// What a bulk write's thread reserves of heap at its start (`notesd_reserve_heap`): its
-    /// page cache and a batch's rows (docs/decisions.md, "A bulk write's heap grown at once").
-    static let bulkWriteHeapReserve = 24 * 1024 * 1024
 
     /// Has each bulk write's log copied into the database file on a thread of its own
     /// (`WALCheckpointer`), so the engine's thread, a catch-up's bottleneck, copies little of
