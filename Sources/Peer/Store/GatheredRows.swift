@@ -78,7 +78,7 @@ struct GatheredRows {
     private var lastRecord: RecordID?
 
     private static let revisionInserts = MultiRowInsert(
-        into: "revisions", columns: "id, record, kind, hlc, author, parents, body, tombstone, purged, data, depth",
+        into: "revisions", columns: Replica.storedColumns,
         row: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", maximumRows: 16, everyRowNew: true)
     private static let logInserts = MultiRowInsert(
         into: "log", columns: "replica, seq, record, revision", row: "(?, ?, ?, ?)", maximumRows: 16, everyRowNew: true)
@@ -87,7 +87,7 @@ struct GatheredRows {
         into: "heads", columns: "record, revision, kind", row: "(?, ?, ?)", maximumRows: 16, everyRowNew: false)
     /// A note with no row yet (`Replica.upsertNoteRow`).
     private static let noteInserts = MultiRowInsert(
-        into: "notes", columns: "id, title, body, folder, trashed, pinned, color, created, modified, conflict_of, hlc",
+        into: "notes", columns: Replica.noteColumns,
         row: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", maximumRows: 16, everyRowNew: true)
 
     var isEmpty: Bool { tags.isEmpty && waiting.allSatisfy(\.isEmpty) }

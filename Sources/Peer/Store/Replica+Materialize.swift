@@ -284,6 +284,15 @@ extension Replica {
         }
     }
 
+    /// A materialised note's columns, in the order `upsertNoteRow` binds them.
+    static let noteColumns = "id, title, body, folder, trashed, pinned, color, created, modified, conflict_of, hlc"
+    private static let upsertNote = """
+        INSERT INTO notes (\(noteColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+        ON CONFLICT(id) DO UPDATE SET title = excluded.title, body = excluded.body, folder = excluded.folder,
+            trashed = excluded.trashed, pinned = excluded.pinned, color = excluded.color, created = excluded.created,
+            modified = excluded.modified, conflict_of = excluded.conflict_of, hlc = excluded.hlc
+        """
+
     private func upsertNoteRow(_ id: NoteID, _ note: RevisionCodec.NoteFields<BlockHash>, hlc: HLC, hadRow: Bool) throws {
         let values: [SQLValue] = [
             .record(id), .text(note.title), .blob(Self.concatenated(note.body)),
@@ -298,15 +307,7 @@ extension Replica {
             for tag in note.tags { gatheredRows!.addTag(tag, of: id) }
             return
         }
-        try database.run(
-            """
-            INSERT INTO notes (id, title, body, folder, trashed, pinned, color, created, modified, conflict_of, hlc)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-            ON CONFLICT(id) DO UPDATE SET title = excluded.title, body = excluded.body, folder = excluded.folder,
-                trashed = excluded.trashed, pinned = excluded.pinned, color = excluded.color, created = excluded.created,
-                modified = excluded.modified, conflict_of = excluded.conflict_of, hlc = excluded.hlc
-            """,
-            values)
+        try database.run(Self.upsertNote, values)
         if hadRow { try database.run("DELETE FROM note_tags WHERE note = ?1", [.record(id)]) }
         for tag in note.tags { try insertTag(tag, of: id) }
     }

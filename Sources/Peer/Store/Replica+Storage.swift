@@ -34,7 +34,7 @@ extension Replica {
         stride(from: 0, to: bytes.count - bytes.count % 32, by: 32).map { Hash256(bytes: bytes[$0..<$0 + 32])! }
     }
 
-    private static let storedColumns = "id, record, kind, hlc, author, parents, body, tombstone, purged, data, depth"
+    static let storedColumns = "id, record, kind, hlc, author, parents, body, tombstone, purged, data, depth"
     // The statements naming those columns, built once: interpolating them on every call built
     // a new string per revision read or written (and the statement cache hashed it again).
     /// Revisions are found by record and id, never by id alone (schema migration 14).
