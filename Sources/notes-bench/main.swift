@@ -21,7 +21,7 @@ let benchmarks = [
     Benchmark(name: "merge", summary: "3-way merge of 500, 2,000 and 8,000-block notes (target ≤ 2 ms at 2,000)", run: MergeBench.run),
     Benchmark(name: "store", summary: "the replica in-process: import, edits, listing, reading, database size (10,000 notes)", run: StoreBench.run),
     Benchmark(name: "catch-up", summary: "the receiver's part of a 10,000-note catch-up in-process: Replica.apply into an empty replica, 5 runs (for profiling)", run: CatchUpBench.run, inEvery: false),
-    Benchmark(name: "initial-sync", summary: "the 10,000-note initial sync of `sync` alone, 5 runs (for profiling)", run: { try SyncBench.runInitialSync() }, inEvery: false),
+    Benchmark(name: "initial-sync", summary: "the 10,000-note initial sync of `sync` alone, 5 runs (for profiling; NOTES_BENCH_NOTES and NOTES_BENCH_RUNS as for `catch-up`)", run: { try SyncBench.runInitialSync() }, inEvery: false),
     Benchmark(name: "markdown", summary: "`notesctl import` of 10,000 Markdown notes into a real notesd (target ≤ 5 s)", run: MarkdownBench.run),
     Benchmark(name: "library", summary: "a 100,000-note library on a real notesd: notesctl import per 10,000, listing, start-up, idle RSS, initial sync to an empty device", run: LibraryBench.run, inEvery: false),
 
@@ -34,7 +34,7 @@ if requested.contains(where: { ["help", "-h", "--help"].contains($0) }) {
     print("usage: notes-bench [NAME…]\n")
     let width = (benchmarks.map(\.name.count).max() ?? 0) + 2
     for benchmark in benchmarks { print("  \(benchmark.name.padding(toLength: width, withPad: " ", startingAt: 0))\(benchmark.summary)") }
-    print("\nenvironment: NOTES_BENCH_KEEP=1 keeps the temporary data directories; NOTES_BENCH_IDLE_SECONDS (default 60) sets the idle window of `sync`; NOTES_BENCH_RUNS (default 5) the repetitions of `catch-up`")
+    print("\nenvironment: NOTES_BENCH_KEEP=1 keeps the temporary data directories; NOTES_BENCH_IDLE_SECONDS (default 60) sets the idle window of `sync`; NOTES_BENCH_RUNS (default 5) the repetitions of `catch-up` and `initial-sync`; NOTES_BENCH_NOTES (default 10000) their library")
     exit(0)
 }
 let unknown = requested.filter { name in !benchmarks.contains { $0.name == name } }

@@ -32,27 +32,33 @@ import TestSupport
     }
 
     /// Writes `notes` notes into the source and applies them to the copy in batches, its log
-    /// copied beside it up to `limit` pages; the pages committed, the log's largest size, how
-    /// many transactions began with the log at its limit, and the checkpointing thread.
-    private func catchUp(notes: Int, limit: Int) throws -> (committed: Int, peak: Int, waits: Int, checkpointer: WALCheckpointer) {
+    /// copied beside it up to `limit` pages (or the library's size, once larger, when
+    /// `growing`); the pages committed, the log's largest size, how many transactions began
+    /// with the log at its limit, the largest limit, and the checkpointing thread.
+    private func catchUp(notes: Int, limit: Int, growing: Bool = false) throws
+        -> (committed: Int, peak: Int, waits: Int, largestLimit: Int, checkpointer: WALCheckpointer)
+    {
         try fill(notes)
         copy.checkpointBesideBulkWrites()
         copy.bulkCheckpointPages = limit
-        var committed = 0, peak = 0, waits = 0
+        copy.bulkLogGrowsWithLibrary = growing
+        var committed = 0, peak = 0, waits = 0, largestLimit = 0
         while true {
             let batch = try source.entries(missingFrom: copy.vector, maxCount: Replica.bulkBatchThreshold)
             guard !batch.isEmpty else { break }
             let before = copy.database.logPages
+            let limitNow = try copy.bulkLogLimit()
             let written = copy.database.pagesWritten
             let outcome = try copy.apply(batch, now: 2_000)
             #expect(outcome.applied == batch.count && outcome.need == nil && outcome.rejected == nil)
-            if before >= copy.bulkCheckpointPages { waits += 1 }
+            if before >= limitNow { waits += 1 }
+            largestLimit = max(largestLimit, limitNow)
             committed += copy.database.pagesWritten - written
             peak = max(peak, copy.database.logPages)
             // SQLite's own checkpoints are off meanwhile (the commit hook replaces them).
             #expect(try automaticCheckpointPages() == 0)
         }
-        return (committed, peak, waits, try #require(copy.checkpointer))
+        return (committed, peak, waits, largestLimit, try #require(copy.checkpointer))
     }
 
     private func walBytes() throws -> Int {
@@ -66,7 +72,7 @@ import TestSupport
         let notes = 16 * Replica.bulkBatchThreshold
         // 160 KiB of log, in this library's pages.
         let pageSize = try copy.database.pageSize
-        let (committed, peak, waits, checkpointer) = try catchUp(notes: notes, limit: 40 * 4_096 / pageSize)
+        let (committed, peak, waits, _, checkpointer) = try catchUp(notes: notes, limit: 40 * 4_096 / pageSize)
         #expect(waits >= 4, "each batch is larger than the limit: the engine waited before most")
         #expect(checkpointer.passesRun >= waits)
         // The log started again each time: it never held more than a batch or two, where
@@ -91,7 +97,7 @@ import TestSupport
     /// engine goes on writing, and the engine waits for the rest at the limit.
     @Test func theThreadCopiesWhileTheEngineWritesAndTheEngineWaitsOnlyAtTheLimit() throws {
         let notes = 16 * Replica.bulkBatchThreshold
-        let (committed, peak, waits, checkpointer) = try catchUp(notes: notes, limit: 200)
+        let (committed, peak, waits, _, checkpointer) = try catchUp(notes: notes, limit: 200)
         #expect(waits >= 2 && waits < 8, "\(waits) waits in 16 batches")
         #expect(checkpointer.passesRun > waits, "passes made while the engine wrote, besides those it waited for")
         #expect(peak < copy.bulkCheckpointPages + committed / 8, "the log reached \(peak) pages of the \(committed) committed")
@@ -99,6 +105,27 @@ import TestSupport
         #expect(try copy.integrityProblems() == [])
         try copy.releaseMemory()
         #expect(checkpointer.hasStopped)
+    }
+
+    /// In the daemon the limit grows with the library: once the library is larger than the
+    /// fixed limit, the log may grow as large as the library before the engine waits, so it
+    /// waits less often, and the log still never holds much more than the library.
+    @Test func theLogsLimitGrowsWithTheLibrary() throws {
+        let notes = 16 * Replica.bulkBatchThreshold
+        let floor = 40 * 4_096 / (try copy.database.pageSize)
+        let (committed, peak, waits, largestLimit, _) = try catchUp(notes: notes, limit: floor, growing: true)
+        let library = try #require(try copy.database.first("PRAGMA page_count") { Int($0.int(0)) })
+        #expect(largestLimit > 4 * floor, "the limit grew with the library to \(largestLimit) pages (\(library) now)")
+        #expect(peak > 4 * floor, "the log ran past the fixed limit: \(peak) pages")
+        #expect(peak <= library + committed / 8, "the log reached \(peak) pages for a library of \(library)")
+        // Each wait comes only once the log has caught up with the library (four times here,
+        // where a batch rewrites many of the small library's pages), where the fixed limit
+        // waited before most of the 16 batches (the first test).
+        #expect(waits >= 1 && waits <= 6, "\(waits) waits in 16 batches")
+        #expect(try copy.noteCount == notes)
+        #expect(try copy.integrityProblems() == [])
+        try copy.releaseMemory()
+        #expect(try walBytes() == 0)
     }
 
     /// A replica dropped in the middle of a bulk write ends its checkpointing thread, and the

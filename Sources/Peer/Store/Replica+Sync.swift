@@ -188,7 +188,7 @@ extension Replica {
     /// are written many times; 64 MiB, chosen when blocks and revisions were keyed by hash,
     /// held 50 MiB more at the peak of a 100,000-note catch-up for no measurable speed, now
     /// that their inserts append: docs/decisions.md, "The bulk write's page cache"), and a
-    /// WAL checkpointed every 64 MiB instead of every 1,000 pages (each
+    /// WAL checkpointed every 64 MiB (or `bulkLogLimit`) instead of every 1,000 pages (each
     /// checkpoint copies again the index pages every batch since the last one touched, and
     /// waits for two fsyncs). Notes materialised meanwhile wait for the search index.
     /// With `checkpointBesideBulkWrites`, a thread of its own copies the log instead
@@ -198,13 +198,24 @@ extension Replica {
         Self.keepLargeBuffersInHeap()
         try database.execute("PRAGMA cache_size = -16384")
         // Without a second connection (none left to open), SQLite's own checkpoints.
-        if checkpointsBeside, let thread = try? WALCheckpointer(path: path, limit: bulkCheckpointPages) {
+        if checkpointsBeside, let thread = try? WALCheckpointer(path: path) {
             checkpointer = thread
             database.countLogPages()
         } else {
             try database.execute("PRAGMA wal_autocheckpoint = \(bulkCheckpointPages)")
         }
         writingInBulk = true
+    }
+
+    /// The log's size, in pages, at which a bulk write waits for its copy into the database
+    /// file: the library's own size, and at least `bulkCheckpointPages` (64 MiB). With a
+    /// fixed 64 MiB the engine of a 100,000-note catch-up waited for a copy five times; grown
+    /// with the library, once, and the rest is copied after "holds all" (`releaseMemory`),
+    /// while the log never needs more disk than the library itself (docs/decisions.md, "The
+    /// bulk write's log grows with the library").
+    func bulkLogLimit() throws -> Int {
+        guard bulkLogGrowsWithLibrary else { return bulkCheckpointPages }
+        return max(bulkCheckpointPages, Int(try database.first("PRAGMA page_count") { $0.int(0) } ?? 0))
     }
 
     /// Has each bulk write's log copied into the database file on a thread of its own

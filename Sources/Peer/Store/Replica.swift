@@ -70,8 +70,12 @@ public final class Replica {
     var checkpointsBeside = false
     var checkpointer: WALCheckpointer?
     /// The log's size in pages at which a bulk write's log is copied into the database file
-    /// (`bulkWriteCheckpointBytes` of this library's pages; smaller in tests).
+    /// (`bulkWriteCheckpointBytes` of this library's pages; smaller in tests), at least: with
+    /// the thread of its own, the library's size once larger (`bulkLogLimit`).
     var bulkCheckpointPages: Int
+    /// Whether that limit grows with the library (`bulkLogLimit`); tests of the copying
+    /// protocol alone keep it fixed.
+    var bulkLogGrowsWithLibrary = true
     /// Rows `apply` holds to insert many to a statement; nil outside it.
     var gatheredRows: GatheredRows?
     /// Replicas whose vector entry the transaction in progress advanced (see `flushVector`).
@@ -224,7 +228,7 @@ public final class Replica {
         pendingCounts = NoteCountChanges()
         pendingSearchNotes.removeAll()
         changedVectorEntries.removeAll()
-        if checkpointer?.beforeTransaction(logPages: database.logPages) != nil {
+        if let checkpointer, checkpointer.beforeTransaction(logPages: database.logPages, limit: try bulkLogLimit()) != nil {
             // Its connection failed (an I/O error, damage): SQLite's own checkpoints again,
             // on this connection, for the rest of the bulk write.
             stopCheckpointer()

@@ -6,13 +6,14 @@ import CSQLite
 /// (docs/decisions.md, "Checkpoints beside a bulk write"). The engine's thread, a catch-up's
 /// bottleneck, then no longer copies the log itself every `Replica.bulkWriteCheckpointBytes`.
 ///
-/// The log is copied as rarely as SQLite's automatic checkpoints copied it (each copy also
-/// copies again the pages the batches since the last one changed): once at three quarters of
-/// the limit, in the background. At the limit, the engine waits before its next transaction
-/// for the rest to be copied, which is what lets SQLite start the log again from its
-/// beginning (it does so only at a transaction that finds all of it copied; a thread that
-/// always trailed the writer would let the log grow for the whole catch-up). Checkpoints are
-/// `PASSIVE`: they never wait for the writer or a reader.
+/// The log is copied rarely (each copy also copies again the pages the batches since the last
+/// one changed): once at three quarters of the limit, in the background. The limit is the
+/// engine's to set (`Replica.bulkLogLimit`: the library's own size, at least 64 MiB). At the
+/// limit, the engine waits before its next transaction for the rest to be copied, which is
+/// what lets SQLite start the log again from its beginning (it does so only at a transaction
+/// that finds all of it copied; a thread that always trailed the writer would let the log grow
+/// for the whole catch-up). Checkpoints are `PASSIVE`: they never wait for the writer or a
+/// reader.
 ///
 /// SQLite before 3.51.3 (Debian 12 ships 3.40.1) can lose a commit when one connection's
 /// checkpoint starts just as another connection's commit starts the log again, right after
@@ -26,7 +27,6 @@ import CSQLite
 final class WALCheckpointer: @unchecked Sendable {
     /// Used on the checkpointing thread only.
     private let database: Database
-    private let limit: Int
     private let condition = NSCondition()
     // Guarded by `condition`.
     private var asked = false, askedForEverything = false, running = false, stopping = false, stopped = false
@@ -38,21 +38,20 @@ final class WALCheckpointer: @unchecked Sendable {
     /// started again, and the log's size at its last transaction.
     private var askedSinceRestart = false, lastPages = 0
 
-    /// `limit`: the log's size in pages at which the engine waits for it to be copied.
-    init(path: String, limit: Int) throws {
+    init(path: String) throws {
         database = try Database(path: path)
-        self.limit = limit
         let thread = Thread { [self] in checkpointWhenAsked() }
         thread.name = "notesd-checkpoint"
         thread.start()
     }
 
     /// Called by the engine before each transaction of a bulk write, with the log's size
-    /// after its last commit: asks for a copy at three quarters of the limit, and at the
-    /// limit waits until everything is copied.
+    /// after its last commit and the size at which it waits for the log to be copied
+    /// (`limit`, in pages): asks for a copy at three quarters of the limit, and at the limit
+    /// waits until everything is copied.
     /// Returns why the thread failed, when it did: it stops copying, and the engine should
     /// checkpoint itself.
-    func beforeTransaction(logPages: Int) -> String? {
+    func beforeTransaction(logPages: Int, limit: Int) -> String? {
         if let failure = condition.withLock({ failure }) { return failure }
         if logPages < lastPages { askedSinceRestart = false }  // the log started again
         lastPages = logPages
