@@ -44,6 +44,41 @@ import TestSupport
         #expect(try replica.integrityProblems() == [])
     }
 
+    private func automerge(_ replica: Replica) throws -> Int64? {
+        try replica.database.first("SELECT v FROM note_search_config WHERE k = 'automerge'") { $0.int(0) }
+    }
+
+    /// The index merges eight segments at a time (migration 15, docs/decisions.md): a new
+    /// library and one migrated from before it. Every transaction that indexes notes adds a
+    /// segment; notes indexed over many of them, as after a catch-up, are all found.
+    @Test func theIndexMergesEightSegmentsAtATimeAndFindsNotesFromEverySegment() throws {
+        #expect(try automerge(replica) == 8)
+        for step in 0..<40 {
+            try replica.inOneTransaction {
+                for index in 0..<3 {
+                    _ = try replica.createNote(
+                        title: "Step \(step) note \(index)", body: HTMLBlocks.split("<p>marmalade batch\(step)x\(index)</p>"), now: UInt64(1 + step))
+                }
+            }
+        }
+        #expect(try replica.searchNotes("marmalade", limit: 500).count == 120)
+        #expect(try titles("batch17x2") == ["Step 17 note 2"])
+        #expect(try titles("batch0x0") == ["Step 0 note 0"])
+        #expect(try replica.integrityProblems() == [])
+
+        let path = directory.file("before15.db")
+        do {
+            let older = try Replica(path: path, randomBytes: SeededBytes.source(seed: 9))
+            _ = try older.createNote(title: "Older", body: HTMLBlocks.split("<p>indexed before migration 15</p>"), now: 1)
+            try older.database.execute("DELETE FROM note_search_config WHERE k = 'automerge'; PRAGMA user_version = 14;")
+            #expect(try automerge(older) == nil)
+        }
+        let migrated = try Replica(path: path)
+        #expect(try automerge(migrated) == 8)
+        #expect(try migrated.searchNotes("migration", limit: 5).map(\.note.title) == ["Older"])
+        #expect(try migrated.integrityProblems() == [])
+    }
+
     @Test func anExistingLibraryIsIndexedOnOpenAndBadIndexesAreReported() throws {
         let path = directory.file("old.db")
         do {
