@@ -23,9 +23,8 @@ enum SyncBench {
     static let editedNotes = 50
     static let readyRuns = 5
 
-    /// The 10,000-note initial sync alone, `runs` times: the row of `run()`, quicker to repeat
-    /// while profiling (`notes-bench initial-sync`).
-    /// `initial-sync` alone, for profiling: `NOTES_BENCH_NOTES` sets the library (10,000 by
+    /// The initial sync of `run()` alone, quicker to repeat while profiling
+    /// (`notes-bench initial-sync`): `NOTES_BENCH_NOTES` sets the library (10,000 by
     /// default; 100,000 is the library's sync without `library`'s import), `NOTES_BENCH_RUNS`
     /// the syncs (5), as for `catch-up`.
     static func runInitialSync() throws {

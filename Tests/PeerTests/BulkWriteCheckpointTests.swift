@@ -113,7 +113,7 @@ import TestSupport
     @Test func theLogsLimitGrowsWithTheLibrary() throws {
         let notes = 16 * Replica.bulkBatchThreshold
         let floor = 40 * 4_096 / (try copy.database.pageSize)
-        let (committed, peak, waits, largestLimit, _) = try catchUp(notes: notes, limit: floor, growing: true)
+        let (committed, peak, waits, largestLimit, checkpointer) = try catchUp(notes: notes, limit: floor, growing: true)
         let library = try #require(try copy.database.first("PRAGMA page_count") { Int($0.int(0)) })
         #expect(largestLimit > 4 * floor, "the limit grew with the library to \(largestLimit) pages (\(library) now)")
         #expect(peak > 4 * floor, "the log ran past the fixed limit: \(peak) pages")
@@ -122,6 +122,8 @@ import TestSupport
         // where a batch rewrites many of the small library's pages), where the fixed limit
         // waited before most of the 16 batches (the first test).
         #expect(waits >= 1 && waits <= 6, "\(waits) waits in 16 batches")
+        #expect(checkpointer.passesRun >= waits, "the thread copied at each wait")
+        #expect(peak < committed, "the log started again: it reached \(peak) of the \(committed) pages committed")
         #expect(try copy.noteCount == notes)
         #expect(try copy.integrityProblems() == [])
         try copy.releaseMemory()
@@ -142,6 +144,7 @@ import TestSupport
             let dropped = try Replica(path: path, randomBytes: SeededBytes.source(seed: 73))
             dropped.checkpointBesideBulkWrites()
             dropped.bulkCheckpointPages = 8
+            dropped.bulkLogGrowsWithLibrary = false
             _ = try dropped.apply(try source.entries(missingFrom: dropped.vector, maxCount: Replica.bulkBatchThreshold), now: 2_000)
             _ = try dropped.apply(try source.entries(missingFrom: dropped.vector, maxCount: Replica.bulkBatchThreshold), now: 2_000)
             let running = try #require(dropped.checkpointer as WALCheckpointer?)

@@ -51,7 +51,7 @@ import TestSupport
     /// The index merges eight segments at a time (migration 15, docs/decisions.md): a new
     /// library and one migrated from before it. Every transaction that indexes notes adds a
     /// segment; notes indexed over many of them, as after a catch-up, are all found.
-    @Test func theIndexMergesEightSegmentsAtATimeAndFindsNotesFromEverySegment() throws {
+    @Test func theIndexMergesEightSegmentsAtATimeInNewAndMigratedLibraries() throws {
         #expect(try automerge(replica) == 8)
         for step in 0..<40 {
             try replica.inOneTransaction {

@@ -210,9 +210,10 @@ extension Replica {
     /// The log's size, in pages, at which a bulk write waits for its copy into the database
     /// file: the library's own size, and at least `bulkCheckpointPages` (64 MiB). With a
     /// fixed 64 MiB the engine of a 100,000-note catch-up waited for a copy five times; grown
-    /// with the library, once, and the rest is copied after "holds all" (`releaseMemory`),
-    /// while the log never needs more disk than the library itself (docs/decisions.md, "The
-    /// bulk write's log grows with the library").
+    /// with the library, once, and the rest is copied after "holds all" (`releaseMemory`).
+    /// The log then needs about the library's size on disk, plus a batch (the limit is
+    /// checked before each transaction), while no reader holds an older state of it
+    /// (docs/decisions.md, "The bulk write's log grows with the library").
     func bulkLogLimit() throws -> Int {
         guard bulkLogGrowsWithLibrary else { return bulkCheckpointPages }
         return max(bulkCheckpointPages, Int(try database.first("PRAGMA page_count") { $0.int(0) } ?? 0))
