@@ -98,7 +98,7 @@ public enum ControlWire {
             do {
                 let data = try (value as? any DirectJSONEncodable).map { directLine(id: id, result: $0) } ?? line(Success(id: id, result: value))
                 guard data.count - 1 <= maximumLineLength else {
-                    return error(id: id, .internalError("the answer is \(data.count) bytes, over the \(maximumLineLength)-byte line limit"))
+                    return error(id: id, .answerTooLarge(bytes: data.count - 1, maximum: maximumLineLength))
                 }
                 return data
             } catch {

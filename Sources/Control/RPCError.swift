@@ -248,6 +248,15 @@ extension RPCError {
         RPCError(code: .internalError, message: "Internal daemon error: \(detail); see the notesd log (journalctl --user -u notesd).")
     }
 
+    /// A request whose answer would not fit on one line (`notes.list` of a 100,000-note library
+    /// without `limit`). Not a fault of the daemon's: it says how to ask for less, and the
+    /// log has nothing more. Still `internalError`, the code clients have always had for it.
+    public static func answerTooLarge(bytes: Int, maximum: Int) -> RPCError {
+        RPCError(
+            code: .internalError,
+            message: "The answer is \(bytes) bytes, over the \(maximum)-byte line limit; ask for less at a time: `notes.list` takes `limit` and `after` to read page by page, as `notesctl ls` does.")
+    }
+
     public static func notFound(_ kind: ReferenceKind, _ reference: String) -> RPCError {
         let hint = switch kind {
         case .note: "list notes with `notesctl ls`"

@@ -303,5 +303,9 @@ import Testing
             return
         }
         #expect(error.code == .internalError)
+        // It says how to ask for less, not to look in a log that has nothing on it.
+        #expect(error.message.contains("over the 100-byte line limit"))
+        #expect(error.message.contains("`limit` and `after`"))
+        #expect(!error.message.contains("journalctl"))
     }
 }
