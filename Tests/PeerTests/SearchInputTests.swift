@@ -28,6 +28,15 @@ import TestSupport
         #expect(hit.snippet.filter { $0 == "\u{2}" }.count == 1, "only the real match is marked: \(hit.snippet.debugDescription)")
         #expect(hit.snippet.contains("\u{2}quinces\u{3}"))
     }
+
+    /// The marks are dropped byte by byte: beside accents, emoji, a combining mark and CJK
+    /// text nothing else changes, and a text without marks comes back as it was.
+    @Test func snippetMarksAreDroppedAndNothingElse() {
+        #expect(Replica.withoutSnippetMarks("\u{2}crème\u{3} 🍐\u{2}\u{301}漢字\u{3}") == "crème 🍐\u{301}漢字")
+        #expect(Replica.withoutSnippetMarks("\u{2}\u{3}\u{3}") == "")
+        let plain = "quinces, crème fraîche, 🍐 and 漢字\u{1}\u{4}"
+        #expect(Replica.withoutSnippetMarks(plain) == plain)
+    }
 }
 
 /// During a catch-up notes are indexed for search only once it ends, in one go (indexing in
