@@ -43,9 +43,11 @@ enum SyncBench {
         progress("\(Measure.count(household.library.count))-note household: \(runs) initial syncs")
         let syncs = try (0..<runs).map { _ in try household.initialSync() }
         let median = Measure.percentile(syncs.map(\.fromReady), 0.5)
+        // The target is set for the 10,000-note library only.
+        let targeted = household.library.count == largeLibrary
         return [
             "initial sync, \(Measure.count(household.library.count)) notes", Measure.ms(median),
-            household.library.count == largeLibrary ? "≤ 1 s" : "", household.library.count == largeLibrary ? Verdict.of(median <= Target.initialSync) : "",
+            targeted ? "≤ 1 s" : "", targeted ? Verdict.of(median <= Target.initialSync) : "",
             "\(Measure.bytes(household.htmlBytes)) HTML; bravo READY → holds all, median of \(runs) (\(syncs.map { Measure.ms($0.fromReady) }.joined(separator: ", "))); READY → all searchable \(Measure.ms(Measure.percentile(syncs.map(\.searchableFromReady), 0.5))); from spawn \(Measure.ms(Measure.percentile(syncs.map(\.fromSpawn), 0.5))); CPU bravo \(Measure.ms(Measure.percentile(syncs.map(\.bravoCPU), 0.5))), alpha \(Measure.ms(Measure.percentile(syncs.map(\.alphaCPU), 0.5))) (medians); \(Measure.bytes(syncs[0].wireBytes)) on the wire; bravo wrote \(Measure.bytes(syncs[0].bravoWrites.bytes)) in \(Measure.count(syncs[0].bravoWrites.calls)) write calls (database, WAL, socket); by all searchable (the final checkpoint and the search index included): CPU bravo \(Measure.ms(Measure.percentile(syncs.map(\.settledCPU), 0.5))), bravo wrote \(Measure.bytes(syncs[0].settledWrites.bytes)) for a database of \(Measure.bytes(syncs[0].databaseBytes))",
         ]
     }
