@@ -91,7 +91,6 @@ import TestSupport
         let second = try Daemon(name: "second", root: scratch.path)
         // Same listen port for both: the second falls back to a free one.
         let shared = first.port
-        first.peers = []
         try first.start()
         defer { first.stop(); second.stop() }
         let process = try ChildProcess.background(

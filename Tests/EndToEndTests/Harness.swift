@@ -14,15 +14,16 @@ final class Daemon {
     /// free can be taken by another test's connection before notesd binds it, and notesd then
     /// falls back to another).
     private(set) var port: UInt16
-    var peers: [UInt16]
+    /// The daemons this one dials (`--peer`), by the port each listens on when this one
+    /// starts: one restarted meanwhile may have fallen back to another port.
+    private var peers: [() -> UInt16?] = []
     private(set) var process: ChildProcess?
     private let logPath: String
 
-    init(name: String, root: String, peers: [UInt16] = []) throws {
+    init(name: String, root: String) throws {
         self.name = name
         directory = root + "/" + name
         port = freePort()
-        self.peers = peers
         logPath = root + "/\(name).log"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
@@ -31,16 +32,28 @@ final class Daemon {
     var address: String { "127.0.0.1:\(port)" }
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
+    /// The last `lines` lines logged after `offset` (a `log.count` taken earlier), named, for
+    /// a failure's message.
+    func logTail(after offset: Int, lines: Int = 25) -> String {
+        let tail = log.dropFirst(offset).split(separator: "\n").suffix(lines)
+        return "\(name)'s log:\n" + tail.map { "  \($0)" }.joined(separator: "\n")
+    }
+
     /// Starts the process and waits until it answers `status`.
     func start() throws {
         let arguments = ["--data-dir", directory, "--socket", socket, "--listen", address, "--name", name, "--no-mdns", "--web-listen", "127.0.0.1:0", "--log-level", "debug"]
-            + peers.flatMap { ["--peer", "127.0.0.1:\($0)"] }
+            + peers.compactMap { $0() }.flatMap { ["--peer", "127.0.0.1:\($0)"] }
         process = try ChildProcess.background([builtProduct("notesd")] + arguments, logPath: logPath)
         try waitUntil("\(name) answers status", seconds: 30) { (try? self.ctl(["status"]))?.status == 0 }
         let status = try json(["status"]) as? [String: Any]
         if let listening = (status?["listen"] as? [String])?.first, let bound = listening.split(separator: ":").last.flatMap({ UInt16($0) }) {
             port = bound
         }
+    }
+
+    /// Makes `others` this daemon's static peers from its next start on.
+    func dials(_ others: [Daemon]) {
+        peers = others.map { other in { [weak other] in other?.port } }
     }
 
     /// SIGTERM and wait for a clean exit.
@@ -99,7 +112,7 @@ func pair(_ joiner: Daemon, through inviter: Daemon) throws {
 /// into the first one's household.
 func startHousehold(_ names: [String], root: String) throws -> [Daemon] {
     let daemons = try names.map { try Daemon(name: $0, root: root) }
-    for daemon in daemons { daemon.peers = daemons.filter { $0 !== daemon }.map(\.port) }
+    for daemon in daemons { daemon.dials(daemons.filter { $0 !== daemon }) }
     for daemon in daemons { try daemon.start() }
     for joiner in daemons.dropFirst() { try pair(joiner, through: daemons[0]) }
     return daemons

@@ -12,8 +12,8 @@ import TestSupport
         let scratch = try Scratch()
         let alpha = try Daemon(name: "alpha", root: scratch.path)
         let bravo = try Daemon(name: "bravo", root: scratch.path)
-        alpha.peers = [bravo.port]
-        bravo.peers = [alpha.port]
+        alpha.dials([bravo])
+        bravo.dials([alpha])
         for daemon in [alpha, bravo] { try daemon.start() }
         defer { for daemon in [alpha, bravo] { daemon.stop() } }
         let invite = try alpha.json(["invite"]) as! [String: Any]

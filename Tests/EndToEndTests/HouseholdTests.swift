@@ -78,8 +78,8 @@ import TestSupport
         let scratch = try Scratch()
         let alpha = try Daemon(name: "alpha", root: scratch.path)
         let bravo = try Daemon(name: "bravo", root: scratch.path)
-        alpha.peers = [bravo.port]
-        bravo.peers = [alpha.port]
+        alpha.dials([bravo])
+        bravo.dials([alpha])
         try alpha.start()
         try bravo.start()
         defer { alpha.stop(); bravo.stop() }

@@ -52,12 +52,16 @@ import TestSupport
         #expect(try epochs(alpha)["bravo"] == 1)
 
         // charlie starts again and dials both with the key it still holds.
-        let alphaLogBefore = alpha.log.count, bravoLogBefore = bravo.log.count
+        let logsBefore = household.map(\.log.count)
         charlie.stop()
         try charlie.start()
-        try waitUntil("alpha and bravo drop charlie's handshake at message 1", seconds: 60) {
-            alpha.log.dropFirst(alphaLogBefore).contains("handshake failed at message 1")
-                && bravo.log.dropFirst(bravoLogBefore).contains("handshake failed at message 1")
+        do {
+            try waitUntil("alpha and bravo drop charlie's handshake at message 1", seconds: 60) {
+                alpha.log.dropFirst(logsBefore[0]).contains("handshake failed at message 1")
+                    && bravo.log.dropFirst(logsBefore[1]).contains("handshake failed at message 1")
+            }
+        } catch {
+            throw HarnessError("\(error)\n" + zip(household, logsBefore).map { $0.logTail(after: $1) }.joined(separator: "\n"))
         }
         try waitUntil("charlie says no message 2 came from either", seconds: 30) {
             let peers = try charlie.json(["status"]) as! [String: Any]

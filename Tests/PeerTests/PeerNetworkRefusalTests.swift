@@ -126,6 +126,11 @@ import TestSupport
         } })
         // Everything before the member's handshake has been reported by now (one loop, in order).
         #expect(Self.failedAtMessage1(log.all) == limit, "exactly \(limit) attempts cost a key")
+        let refusals = log.all.compactMap { event -> String? in
+            if case .refusing(let host, let failures, _) = event { return "\(host) after \(failures)" }
+            return nil
+        }
+        #expect(refusals == ["127.0.0.2 after \(limit)"], "the refusal is reported once, for the attacker only")
         // The limit is per address: the attacker's address stays refused even with the right key.
         #expect(Self.handshake(from: "127.0.0.2", to: port, psk: household) == .closedByPeer)
     }

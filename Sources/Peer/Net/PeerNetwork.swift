@@ -31,6 +31,9 @@ public final class PeerNetwork: Sendable {
         case dialFailed(ConnectionID, reason: String)
         /// The connection is gone (`reason` nil for a clean close by either side).
         case closed(ConnectionID, reason: String?)
+        /// `host` failed message 1 `failures` times within `window`: its connections are closed
+        /// at accept, unreported, until those failures age out (said once per episode).
+        case refusing(host: String, failures: Int, window: Duration)
     }
 
     public struct Configuration: Sendable {
@@ -516,6 +519,10 @@ private final class Loop: @unchecked Sendable {
     func recordFailedHandshake(from host: String) {
         _ = isRefused(host)
         failedHandshakes[host, default: []].append(clock.now)
+        let settings = network.settings
+        if failedHandshakes[host]?.count == settings.failedHandshakeLimit {
+            network.eventSink(.refusing(host: host, failures: settings.failedHandshakeLimit, window: settings.failedHandshakeWindow))
+        }
         if failedHandshakes.count > network.settings.failedHandshakeAddresses,
            let stalest = failedHandshakes.min(by: { ($0.value.last ?? clock.now) < ($1.value.last ?? clock.now) })?.key {
             failedHandshakes[stalest] = nil

@@ -154,6 +154,9 @@ final class EngineShell: @unchecked Sendable {
             input { $0.dialFailed(id, reason: reason, now: $1) }
         case .closed(let id, let reason):
             input { $0.connectionClosed(id, reason: reason, now: $1) }
+        case .refusing(let host, let failures, let window):
+            log.warning("refusing connections from \(host) for up to \(window.components.seconds) s: \(failures) handshakes from it failed at message 1 "
+                + "(the wrong key, another household, or garbage); a household device at that address waits too (docs/security.md, \"Cheap refusals\")")
         }
     }
 
