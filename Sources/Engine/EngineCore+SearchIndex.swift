@@ -23,7 +23,12 @@ extension EngineCore {
         do {
             let before = searchIndexBacklog
             searchIndexBacklog = try replica.indexPendingSearch(limit: Self.searchIndexStep)
-            if searchIndexBacklog == 0 { log.info("search index: caught up (\(before) notes in the last step)") }
+            if searchIndexBacklog == 0 {
+                log.info("search index: caught up (\(before) notes in the last step)")
+                // The steps filled the page cache and left heap pages behind, and a daemon that
+                // caught up may idle from here on: given back at the next turn.
+                memoryReleaseDue = true
+            }
         } catch {
             // Left for the next start, which counts the backlog again; search misses them meanwhile.
             log.warning("cannot index \(searchIndexBacklog) notes for search: \(error); they are indexed at the next start")

@@ -290,6 +290,8 @@ final class LoneDevice {
         let right = try home.run(bob) { try $0.status() }
         #expect((1...count).contains(right.notesToIndex ?? 0), "\(String(describing: right.notesToIndex))")
         try home.wait("bob indexed them", on: bob) { try $0.status().notesToIndex == nil }
+        // The steps' page cache is given back, as a catch-up's is: bob idles small.
+        try home.wait("bob gave the index's page cache back", on: bob) { $0.replica.database.pageCacheBytes < 64 * 1024 }
         let hits = try home.run(bob) { try $0.notesSearch(NotesSearchParams(query: "quinces", limit: 500)) }
         #expect(hits.count == 500)
         #expect(try home.run(bob) { try $0.notesSearch(NotesSearchParams(query: "Quince \(count - 1)")) }.count >= 1)

@@ -123,6 +123,14 @@ public final class Database {
         return total
     }
 
+    /// Bytes SQLite's page cache holds for this connection now (`SQLITE_DBSTATUS_CACHE_USED`):
+    /// what `PRAGMA shrink_memory` gives back once the connection idles.
+    public var pageCacheBytes: Int {
+        var current: Int32 = 0, highest: Int32 = 0
+        sqlite3_db_status(handle, SQLITE_DBSTATUS_CACHE_USED, &current, &highest, 0)
+        return Int(current)
+    }
+
     /// `statementCounters` for each prepared statement, by SQL text: which statement did it.
     public var statementCountersBySQL: [String: StatementCounters] {
         Dictionary(uniqueKeysWithValues: cache.map { ($0.key.sql, $0.value.counters) })
