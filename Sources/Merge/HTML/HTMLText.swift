@@ -12,6 +12,7 @@ enum HTMLText {
 
     static func plainText(_ bytes: UnsafeBufferPointer<UInt8>, _ tokens: ArraySlice<HTMLToken>) -> String {
         var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
         var pendingBreak = false
         for token in tokens {
             switch token.kind {
@@ -42,19 +43,22 @@ enum HTMLText {
     /// Decodes `&name;` (the common named entities, below), `&#123;` and `&#x1F600;`. The
     /// semicolon is required; an unknown or unterminated reference stays as written.
     /// Code points that are not Unicode scalars (0, surrogates, > U+10FFFF) become U+FFFD.
+    /// The text between references is copied a run at a time: byte by byte, this was most of
+    /// the cost of taking a note's text for the search index (docs/decisions.md).
     static func decodeEntities(_ text: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
-        var index = 0
+        var index = 0, runStart = 0
         let count = text.count
         while index < count {
-            let byte = text[index]
-            guard byte == Byte.ampersand, let (decoded, length) = entity(text, at: index) else {
-                out.append(byte)
+            guard text[index] == Byte.ampersand, let (decoded, length) = entity(text, at: index) else {
                 index += 1
                 continue
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart..<index]))
             out.append(contentsOf: decoded.utf8)
             index += length
+            runStart = index
         }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart..<count]))
     }
 
     /// The entity at `text[start] == "&"`: its text and how many bytes it spans.
