@@ -122,6 +122,17 @@ extension Block {
     public static func check(encoded: [UInt8]) throws(BlockDecodingError) {
         _ = try BlockEncoding.read(encoded, building: false)
     }
+
+    /// `Block(encoded:).text`, checked as `check(encoded:)` checks, without building the
+    /// block: a note's text for search is taken from its stored blocks, and building each
+    /// block's strings and fingerprint cost more than taking its text.
+    public static func plainText(encoded: [UInt8]) throws(BlockDecodingError) -> String {
+        let content = try BlockEncoding.read(encoded, building: false).contentRange
+        return encoded.withUnsafeBufferPointer { bytes in
+            let html = UnsafeBufferPointer(rebasing: bytes[content])
+            return HTMLText.plainText(html, HTMLTokenizer.tokenize(html)[...])
+        }
+    }
 }
 
 extension BlockEncoding {
@@ -130,7 +141,7 @@ extension BlockEncoding {
     /// (a list item's containers are returned without their attributes when not).
     fileprivate static func read(
         _ bytes: [UInt8], building: Bool
-    ) throws(BlockDecodingError) -> (kind: Block.Kind, attributes: [HTMLAttribute], content: String?) {
+    ) throws(BlockDecodingError) -> (kind: Block.Kind, attributes: [HTMLAttribute], content: String?, contentRange: Range<Int>) {
         var reader = Reader(bytes: bytes, building: building)
         let version = try reader.byte("the version")
         guard version == BlockEncoding.version else {
@@ -162,14 +173,15 @@ extension BlockEncoding {
         }
         let attributes = kind == .opaque ? [] : try reader.attributes()
         // Its UTF-8 checked once: as the string is made when it is kept, in place when not.
-        let content: String?, contentIsEmpty: Bool
+        let content: String?, contentRange: Range<Int>
         if building {
             let text = try reader.string("the content")
-            (content, contentIsEmpty) = (text, text.isEmpty)
+            (content, contentRange) = (text, reader.offset - text.utf8.count..<reader.offset)
         } else {
             content = nil
-            contentIsEmpty = try reader.utf8("the content").isEmpty
+            contentRange = try reader.utf8("the content")
         }
+        let contentIsEmpty = contentRange.isEmpty
         guard reader.offset == reader.bytes.count else {
             throw BlockDecodingError(
                 offset: reader.offset, reason: "\(reader.bytes.count - reader.offset) bytes follow the end of the block")
@@ -178,7 +190,7 @@ extension BlockEncoding {
             kind: kind, hasAttributes: reader.attributeCount > 0,
             firstAttributeProblem: reader.firstAttributeProblem, contentIsEmpty: contentIsEmpty)
         if let problem { throw BlockDecodingError(offset: kindOffset, reason: problem) }
-        return (kind, attributes, content)
+        return (kind, attributes, content, contentRange)
     }
 }
 

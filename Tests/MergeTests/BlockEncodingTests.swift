@@ -32,7 +32,10 @@ import Testing
             #expect(decoded.fingerprint == block.fingerprint)
             #expect(decoded.encoded() == block.encoded())
             try Block.check(encoded: block.encoded())
+            // The search index's text, taken without building the block, is the block's text.
+            #expect(try Block.plainText(encoded: block.encoded()) == block.text)
         }
+        #expect(blocks.map(\.text).contains("p & b"))
     }
 
     @Test func malformedEncodingsAreErrorsWithReasons() {
@@ -67,8 +70,10 @@ import Testing
             } throws: { error in
                 "\(error)".contains(reason)
             }
-            // The receiver's check refuses it with the very same error.
+            // The receiver's check refuses it with the very same error, and so does taking
+            // its text.
             #expect(Self.checkError(bytes) == Self.decodeError(bytes))
+            #expect(Self.textError(bytes) == Self.decodeError(bytes))
         }
     }
 
@@ -104,6 +109,11 @@ import Testing
 
     private static func checkError(_ bytes: [UInt8]) -> BlockDecodingError? {
         do { try Block.check(encoded: bytes) } catch { return error }
+        return nil
+    }
+
+    private static func textError(_ bytes: [UInt8]) -> BlockDecodingError? {
+        do { _ = try Block.plainText(encoded: bytes) } catch { return error }
         return nil
     }
 

@@ -102,7 +102,7 @@ extension Replica {
                 if let wanted = filter.folder, wanted != shown { return true }
                 let title = row.text(1)
                 if let needle, !title.lowercased().contains(needle) {
-                    let text = try blocks(of: id, Self.hashes(row.blob(10))).map(\.text).joined(separator: "\n")
+                    let text = try bodyText(of: id, Self.hashes(row.blob(10)))
                     guard text.lowercased().contains(needle) else { return true }
                 }
                 current = (id, true)

@@ -161,7 +161,7 @@ extension Replica {
             if let wanted = filter.folder, wanted != summary.folder { return }
             if let needle {
                 if !summary.title.lowercased().contains(needle) {
-                    let text = try self.blocks(of: id, Self.hashes(row.blob(9))).map(\.text).joined(separator: "\n")
+                    let text = try self.bodyText(of: id, Self.hashes(row.blob(9)))
                     guard text.lowercased().contains(needle) else { return }
                 }
             }

@@ -465,12 +465,23 @@ extension Replica {
 
     /// A record's blocks (a note's body, as a revision or the materialised note names them).
     func blocks(of record: RecordID, _ hashes: [BlockHash]) throws -> [Block] {
+        try decodedBlocks(of: record, hashes) { try Block(encoded: $0) }
+    }
+
+    /// The text a reader sees in a note's body (its blocks' text, a line each), without
+    /// building the blocks: for the search index and the listing's text filter.
+    func bodyText(of note: NoteID, _ body: [BlockHash]) throws -> String {
+        try decodedBlocks(of: note, body) { try Block.plainText(encoded: $0) }.joined(separator: "\n")
+    }
+
+    /// Each of a record's blocks for `hashes`, stored, through `decode`.
+    private func decodedBlocks<T>(of record: RecordID, _ hashes: [BlockHash], _ decode: ([UInt8]) throws -> T) throws -> [T] {
         let found = try storedBlocks(hashes, of: record)
         return try zip(hashes, found).map { hash, data in
             guard let data else {
                 throw ReplicaError.invalid("block \(hash.short) of \(record) is missing from the store; \(ReplicaError.damagedLibraryAdvice)")
             }
-            return try Block(encoded: data)
+            return try decode(data)
         }
     }
 

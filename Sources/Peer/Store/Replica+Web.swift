@@ -68,7 +68,7 @@ extension Replica {
     /// Indexes (or re-indexes) a materialised note's title and body text. Runs inside the
     /// transaction that wrote the note, so the index never disagrees with the notes.
     func indexForSearch(_ id: NoteID, title: String, body: [BlockHash]) throws {
-        let text = try blocks(of: id, body).map(\.text).joined(separator: "\n")
+        let text = try bodyText(of: id, body)
         try removeFromSearch(id)
         try database.run(
             "INSERT INTO note_search (note, title, body) VALUES (?1, ?2, ?3)",
