@@ -157,8 +157,9 @@ public final class EngineCore {
     /// When an import's bulk settings (Replica.enterBulkWrite) are given back if no further
     /// large `notes.createMany` batch came; nil when none is in force for an import.
     var bulkImportSettles: UInt64?
-    /// A catch-up ended (or a session closed): memory is given back at the next timer turn,
-    /// after the answers and events of this one have gone out (`releaseMemoryIfIdle`).
+    /// A catch-up ended (or a session closed), an import settled or the search index caught
+    /// up: memory is given back at the next timer turn, after the answers and events of this
+    /// one have gone out (`releaseMemoryIfIdle`).
     var memoryReleaseDue = false
 
     /// Opens the keys and puts this device on its own roster. The network is not used until
@@ -505,7 +506,7 @@ public final class EngineCore {
             try replica.releaseMemory()
             searchIndexBacklog = try replica.notesAwaitingSearchIndex
         } catch {
-            log.warning("could not give memory back after a catch-up or an import: \(error)")
+            log.warning("could not give memory back after a catch-up, an import or the search index's steps: \(error)")
         }
     }
 

@@ -126,7 +126,7 @@ extension Block {
     /// `Block(encoded:).text`, checked as `check(encoded:)` checks, without building the
     /// block: a note's text for search is taken from its stored blocks, and building each
     /// block's strings and fingerprint cost more than taking its text.
-    public static func plainText(encoded: [UInt8]) throws(BlockDecodingError) -> String {
+    public static func text(encoded: [UInt8]) throws(BlockDecodingError) -> String {
         let content = try BlockEncoding.read(encoded, building: false).contentRange
         return encoded.withUnsafeBufferPointer { bytes in
             let html = UnsafeBufferPointer(rebasing: bytes[content])

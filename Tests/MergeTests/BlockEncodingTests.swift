@@ -33,7 +33,7 @@ import Testing
             #expect(decoded.encoded() == block.encoded())
             try Block.check(encoded: block.encoded())
             // The search index's text, taken without building the block, is the block's text.
-            #expect(try Block.plainText(encoded: block.encoded()) == block.text)
+            #expect(try Block.text(encoded: block.encoded()) == block.text)
         }
         #expect(blocks.map(\.text).contains("p & b"))
     }
@@ -113,7 +113,7 @@ import Testing
     }
 
     private static func textError(_ bytes: [UInt8]) -> BlockDecodingError? {
-        do { _ = try Block.plainText(encoded: bytes) } catch { return error }
+        do { _ = try Block.text(encoded: bytes) } catch { return error }
         return nil
     }
 

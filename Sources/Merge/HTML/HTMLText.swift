@@ -43,7 +43,7 @@ enum HTMLText {
     /// Decodes `&name;` (the common named entities, below), `&#123;` and `&#x1F600;`. The
     /// semicolon is required; an unknown or unterminated reference stays as written.
     /// Code points that are not Unicode scalars (0, surrogates, > U+10FFFF) become U+FFFD.
-    /// The text between references is copied a run at a time: byte by byte, this was most of
+    /// The text between references is copied a run at a time: byte by byte, this was half
     /// the cost of taking a note's text for the search index (docs/decisions.md).
     static func decodeEntities(_ text: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
         var index = 0, runStart = 0

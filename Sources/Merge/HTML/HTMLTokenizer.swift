@@ -30,8 +30,8 @@ struct HTMLToken {
 enum HTMLTokenizer {
     static func tokenize(_ bytes: UnsafeBufferPointer<UInt8>) -> [HTMLToken] {
         var tokens: [HTMLToken] = []
-        // About one token per eight bytes of a note's HTML: a block's tokens in one allocation
-        // instead of four or five as the array grows.
+        // About one token per eight bytes of HTML: a block's tokens in one allocation instead
+        // of four or five as the array grows.
         tokens.reserveCapacity(min(bytes.count / 8 + 4, 1_024))
         var textStart = 0
         var index = 0

@@ -32,7 +32,8 @@ public final class PeerNetwork: Sendable {
         /// The connection is gone (`reason` nil for a clean close by either side).
         case closed(ConnectionID, reason: String?)
         /// `host` failed message 1 `failures` times within `window`: its connections are closed
-        /// at accept, unreported, until those failures age out (said once per episode).
+        /// at accept, unreported, whenever the window holds that many of its failures. Said
+        /// once, until every failure of that address has aged out.
         case refusing(host: String, failures: Int, window: Duration)
     }
 
@@ -285,10 +286,14 @@ private final class Loop: @unchecked Sendable {
     var running = true
     let clock = ContinuousClock()
     var acceptPausedUntil: ContinuousClock.Instant?
-    /// Per source address, when its recent message-1 attempts failed (oldest first).
-    var failedHandshakes: [String: [ContinuousClock.Instant]] = [:]
+    var failedHandshakes: HandshakeFailures
 
-    init(network: PeerNetwork) { self.network = network }
+    init(network: PeerNetwork) {
+        self.network = network
+        let settings = network.settings
+        failedHandshakes = HandshakeFailures(
+            limit: settings.failedHandshakeLimit, window: settings.failedHandshakeWindow, addresses: settings.failedHandshakeAddresses)
+    }
 
     func run() {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
@@ -506,27 +511,12 @@ private final class Loop: @unchecked Sendable {
         }
     }
 
-    /// Whether `host` used up its failed attempts within the window (forgetting older ones).
-    func isRefused(_ host: String) -> Bool {
-        guard var times = failedHandshakes[host] else { return false }
-        let horizon = clock.now.advanced(by: .zero - network.settings.failedHandshakeWindow)
-        times.removeAll { $0 <= horizon }
-        failedHandshakes[host] = times.isEmpty ? nil : times
-        return times.count >= network.settings.failedHandshakeLimit
-    }
+    func isRefused(_ host: String) -> Bool { failedHandshakes.isRefused(host, now: clock.now) }
 
     /// An inbound connection from `host` failed at message 1.
     func recordFailedHandshake(from host: String) {
-        _ = isRefused(host)
-        failedHandshakes[host, default: []].append(clock.now)
-        let settings = network.settings
-        if failedHandshakes[host]?.count == settings.failedHandshakeLimit {
-            network.eventSink(.refusing(host: host, failures: settings.failedHandshakeLimit, window: settings.failedHandshakeWindow))
-        }
-        if failedHandshakes.count > network.settings.failedHandshakeAddresses,
-           let stalest = failedHandshakes.min(by: { ($0.value.last ?? clock.now) < ($1.value.last ?? clock.now) })?.key {
-            failedHandshakes[stalest] = nil
-        }
+        guard failedHandshakes.record(host, now: clock.now) else { return }
+        network.eventSink(.refusing(host: host, failures: failedHandshakes.limit, window: failedHandshakes.window))
     }
 
     /// The peer's IP address without the port, or nil when the socket has none.

@@ -465,17 +465,18 @@ extension Replica {
 
     /// A record's blocks (a note's body, as a revision or the materialised note names them).
     func blocks(of record: RecordID, _ hashes: [BlockHash]) throws -> [Block] {
-        try decodedBlocks(of: record, hashes) { try Block(encoded: $0) }
+        try requiredBlocks(of: record, hashes) { try Block(encoded: $0) }
     }
 
     /// The text a reader sees in a note's body (its blocks' text, a line each), without
     /// building the blocks: for the search index and the listing's text filter.
     func bodyText(of note: NoteID, _ body: [BlockHash]) throws -> String {
-        try decodedBlocks(of: note, body) { try Block.plainText(encoded: $0) }.joined(separator: "\n")
+        try requiredBlocks(of: note, body) { try Block.text(encoded: $0) }.joined(separator: "\n")
     }
 
-    /// Each of a record's blocks for `hashes`, stored, through `decode`.
-    private func decodedBlocks<T>(of record: RecordID, _ hashes: [BlockHash], _ decode: ([UInt8]) throws -> T) throws -> [T] {
+    /// The stored blocks `hashes` name, in order, each passed to `decode`; a block missing
+    /// from the store is a damaged library.
+    private func requiredBlocks<T>(of record: RecordID, _ hashes: [BlockHash], _ decode: ([UInt8]) throws -> T) throws -> [T] {
         let found = try storedBlocks(hashes, of: record)
         return try zip(hashes, found).map { hash, data in
             guard let data else {

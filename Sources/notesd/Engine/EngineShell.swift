@@ -155,8 +155,8 @@ final class EngineShell: @unchecked Sendable {
         case .closed(let id, let reason):
             input { $0.connectionClosed(id, reason: reason, now: $1) }
         case .refusing(let host, let failures, let window):
-            log.warning("refusing connections from \(host) for up to \(window.components.seconds) s: \(failures) handshakes from it failed at message 1 "
-                + "(the wrong key, another household, or garbage); a household device at that address waits too (docs/security.md, \"Cheap refusals\")")
+            log.warning("refusing connections from \(host): \(failures) handshakes from it failed at message 1 within \(window.components.seconds) s "
+                + "(the wrong key, another household, or garbage); until they are that old, a household device at that address is refused too")
         }
     }
 
