@@ -128,10 +128,7 @@ extension Block {
     /// block's strings and fingerprint cost more than taking its text.
     public static func text(encoded: [UInt8]) throws(BlockDecodingError) -> String {
         let content = try BlockEncoding.read(encoded, building: false).contentRange
-        return encoded.withUnsafeBufferPointer { bytes in
-            let html = UnsafeBufferPointer(rebasing: bytes[content])
-            return HTMLText.plainText(html, HTMLTokenizer.tokenize(html)[...])
-        }
+        return encoded.withUnsafeBufferPointer { HTMLText.plainText(of: UnsafeBufferPointer(rebasing: $0[content])) }
     }
 }
 

@@ -5,9 +5,12 @@ enum HTMLText {
     /// separate; comments, tags and `<script>`/`<style>` contents dropped.
     static func plainText(of html: String) -> String {
         var html = html
-        return html.withUTF8 { bytes in
-            plainText(bytes, HTMLTokenizer.tokenize(bytes)[...])
-        }
+        return html.withUTF8 { plainText(of: $0) }
+    }
+
+    /// The same for HTML as UTF-8 bytes (a stored block's content, read in place).
+    static func plainText(of html: UnsafeBufferPointer<UInt8>) -> String {
+        plainText(html, HTMLTokenizer.tokenize(html)[...])
     }
 
     static func plainText(_ bytes: UnsafeBufferPointer<UInt8>, _ tokens: ArraySlice<HTMLToken>) -> String {
