@@ -13,9 +13,9 @@ import TestSupport
     @Test func aPassedDescriptorReachesItsRequestAndNoOther() async throws {
         let server = try TestServer()
         let client = try server.client()
-        var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
-        let (readEnd, writeEnd) = (ends[0], ends[1])
+        // Close-on-exec from the start: the other suites spawn daemons meanwhile, and one that
+        // inherited the write end would keep the pipe open for as long as it runs.
+        let (readEnd, writeEnd) = try ChildProcess.channel()
         defer { close(readEnd) }
         let answers = try await blocking {
             let line = #"{"jsonrpc":"2.0","id":1,"method":"echo.toPassed","params":{"text":"through the socket"}}"# + "\n"
