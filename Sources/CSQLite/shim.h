@@ -17,11 +17,13 @@ static inline void notesd_keep_large_buffers_mapped(void) {
     mallopt(M_TRIM_THRESHOLD, 128 * 1024);
 }
 
-/// At most `count` malloc arenas instead of glibc's eight per core. A thread that finds the
-/// arenas busy gets one of its own, and an arena keeps the free room at its top until a later
-/// large free in that same arena: `malloc_trim` shrinks only the main arena's top. After a
-/// catch-up, whose heap keeps its free room (`notesd_keep_large_buffers_in_heap`), an idle
-/// daemon held ~8 MiB more in the arenas of threads that had gone quiet.
+/// At most `count` malloc arenas (mallopt, which Swift's Glibc module does not export either),
+/// where glibc makes a new arena for each new thread, up to eight per core. An arena other
+/// than the main one keeps the free room at its top until a later large free in that same
+/// arena: `malloc_trim` shrinks only the main arena's top. After a catch-up, whose heap keeps
+/// its free room (`notesd_keep_large_buffers_in_heap`), an idle daemon held ~8 MiB more in
+/// the arenas of threads that had gone quiet. Set before the threads start: arenas already
+/// made stay.
 static inline void notesd_limit_heap_arenas(int count) {
     mallopt(M_ARENA_MAX, count);
 }

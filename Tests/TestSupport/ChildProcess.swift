@@ -24,11 +24,24 @@ public final class ChildProcess: Sendable {
         let arguments = command.map { strdup($0) } + [nil]
         let variables = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (arguments + variables).forEach { free($0) } }
+        // Whatever this process holds open beyond 0, 1 and 2 (another test's pipe, socket or
+        // accepted connection) stays out of the child, which could otherwise keep it open for
+        // as long as it runs.
+        guard let closeFrom = Self.closeDescriptorsFrom else { throw SpawnFailed(command: ["posix_spawn_file_actions_addclosefrom_np"], code: ENOSYS) }
+        let closing = closeFrom(&actions, 3)
+        guard closing == 0 else { throw SpawnFailed(command: ["posix_spawn_file_actions_addclosefrom_np"], code: closing) }
         var pid: pid_t = 0
         let result = posix_spawn(&pid, command[0], &actions, nil, arguments, variables)
         guard result == 0 else { throw SpawnFailed(command: command, code: result) }
         self.pid = pid
     }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), found at run time
+    /// because Swift's Glibc module does not export it.
+    private static let closeDescriptorsFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
 
     /// Starts a long-running `command` with no input and both outputs appended to `logPath`.
     public static func background(_ command: [String], logPath: String) throws -> ChildProcess {
@@ -146,7 +159,8 @@ public final class ChildProcess: Sendable {
     /// A one-way channel whose ends are close-on-exec from the start (a socket pair, because
     /// `pipe2` is not visible from Swift; a reader cannot tell the difference). A test that
     /// waits for end of file on a channel needs this: a plain `pipe` end is inherited by any
-    /// child another test spawns meanwhile, and the reader then waits as long as that child lives.
+    /// child started meanwhile by other means than `ChildProcess` (whose children close what
+    /// they inherit beyond 0, 1 and 2), and the reader then waits as long as that child lives.
     public static func channel() throws -> (read: Int32, write: Int32) {
         var descriptors: [Int32] = [0, 0]
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)

@@ -235,23 +235,24 @@ extension Replica {
     public var isWritingInBulk: Bool { writingInBulk }
 
     /// Tunes the process's heap for a long-lived daemon; process-wide, called once by notesd at
-    /// start (and by notes-bench, for its in-process replicas): big buffers (sync batches) go
-    /// straight back to the system when freed, and `releaseMemory` hands the heap's free pages
-    /// back too (`malloc_trim`); its threads share `heapArenas` malloc arenas. Without it (tests, the simulation) the heap is left as it is:
-    /// trimming walks the whole heap, and in a process holding many replicas, releasing after
-    /// every live change made trimming a large share of the simulation's time
+    /// start, before the engine's threads (and by notes-bench, for its in-process replicas):
+    /// big buffers (sync batches) go straight back to the system when freed, `releaseMemory`
+    /// hands the heap's free pages back too (`malloc_trim`), and the threads share
+    /// `heapArenas` malloc arenas. Without it (tests, the simulation) the heap is left as it
+    /// is: trimming walks the whole heap, and in a process holding many replicas, releasing
+    /// after every live change made trimming a large share of the simulation's time
     /// (docs/decisions.md, "Heap trimming").
     public static func tuneHeapForDaemon() {
         notesd_keep_large_buffers_mapped()
-        notesd_limit_heap_arenas(Int32(heapArenas))
+        notesd_limit_heap_arenas(heapArenas)
         heapTrimming.store(true, ordering: .relaxed)
     }
 
-    /// The daemon's malloc arenas: its threads are many but mostly idle, and at most about
+    /// The daemon's malloc arenas: it runs about ten threads, mostly idle, and at most about
     /// four are busy at once (engine, network, a control or web request, the log's copy).
     /// Fewer arenas leave less free room stranded in the arenas of idle threads
     /// (docs/decisions.md, "Four heap arenas").
-    static let heapArenas = 4
+    static let heapArenas: Int32 = 4
 
     /// While a catch-up (in either direction) or an import runs, the daemon's big buffers come
     /// from the heap and its freed pages stay there, so each batch's 2 MiB frames, plaintexts
