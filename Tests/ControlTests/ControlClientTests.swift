@@ -168,7 +168,7 @@ import Testing
         }
         // A socket file nobody listens on (a daemon that died without cleaning up).
         let stale = directory + "/stale.sock"
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         _ = try UnixSocketAddress.withAddress(path: stale) { address, length in bind(descriptor, address, length) }
         close(descriptor)
         #expect(throws: ControlClientError.daemonUnreachable(socketPath: stale, reason: "nothing is listening on the socket")) {

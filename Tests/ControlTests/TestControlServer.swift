@@ -66,7 +66,6 @@ final class TestControlServer: Sendable {
             for _ in 0..<connections {
                 let accepted = accept(fd, nil, nil)
                 guard accepted >= 0 else { break }
-                _ = fcntl(accepted, F_SETFD, FD_CLOEXEC)
                 let connection = Connection(socket: UnixStreamSocket(adopting: accepted, path: "test client")) { line in
                     received.lines.withLock { $0.append(line) }
                 }

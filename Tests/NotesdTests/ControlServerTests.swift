@@ -340,7 +340,7 @@ import TestSupport
         let directory = try TemporaryDirectory()
         let path = directory.file("control.sock")
         // A socket file nobody listens on: what a daemon killed with -9 leaves behind.
-        let dead = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let dead = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         let bound = try UnixSocketAddress.withAddress(path: path) { address, length in bind(dead, address, length) }
         #expect(bound == 0)
         close(dead)
@@ -404,7 +404,7 @@ import TestSupport
         let directory = try TemporaryDirectory()
         let path = directory.file("control.sock")
         // As systemd would: bound, listening, SocketMode=0660, SocketGroup=4242.
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         let bound = try UnixSocketAddress.withAddress(path: path) { address, length in bind(descriptor, address, length) }
         #expect(bound == 0 && listen(descriptor, 8) == 0 && chmod(path, 0o660) == 0 && chown(path, 0, 4242) == 0)
         let listener = try ControlListener.adopt(ActivatedSocket(fileDescriptor: descriptor, name: "control"))

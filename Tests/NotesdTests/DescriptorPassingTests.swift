@@ -13,9 +13,9 @@ import TestSupport
     @Test func aPassedDescriptorReachesItsRequestAndNoOther() async throws {
         let server = try TestServer()
         let client = try server.client()
-        // Close-on-exec from the start: the other suites spawn daemons meanwhile, and one that
-        // inherited the write end would keep the channel open for as long as it runs.
-        let (readEnd, writeEnd) = try ChildProcess.channel()
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let (readEnd, writeEnd) = (ends[0], ends[1])
         defer { close(readEnd) }
         let answers = try await blocking {
             let line = #"{"jsonrpc":"2.0","id":1,"method":"echo.toPassed","params":{"text":"through the socket"}}"# + "\n"
@@ -27,7 +27,7 @@ import TestSupport
         }
         #expect(try ControlServerTests.text(of: answers[0]) == "written")
         #expect(try ControlServerTests.text(of: answers[1]) == "no descriptor")
-        // The server closed its copy once the handler let go: the channel reaches end of file.
+        // The server closed its copy once the handler let go: the pipe reaches end of file.
         var buffer = [UInt8](repeating: 0, count: 64)
         var received: [UInt8] = []
         while true {

@@ -20,7 +20,7 @@ import TestSupport
 
     /// A TCP connection from `source` to the loopback `port`, or nil.
     static func connect(from source: String, to port: UInt16) -> Int32? {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var local = sockaddr_in()
         local.sin_family = sa_family_t(AF_INET)
         local.sin_addr.s_addr = inet_addr(source)

@@ -63,7 +63,7 @@ extension PeerNetwork.Event {
 
     /// A plain TCP connection to `address` on loopback (no handshake): the descriptor, or nil.
     static func connectRaw(to address: PeerAddress) -> Int32? {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var socketAddress = sockaddr_in()
         socketAddress.sin_family = sa_family_t(AF_INET)
         socketAddress.sin_port = address.port.bigEndian

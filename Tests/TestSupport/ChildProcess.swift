@@ -157,11 +157,8 @@ public final class ChildProcess: Sendable {
     }
 
     /// A one-way channel whose ends are close-on-exec from the start (a socket pair, because
-    /// `pipe2` is not visible from Swift; a reader cannot tell the difference). A test that
-    /// waits for end of file on a channel needs this: a plain `pipe` end is inherited by any
-    /// child started meanwhile by other means than `ChildProcess` (whose children close what
-    /// they inherit beyond 0, 1 and 2), and the reader then waits as long as that child lives.
-    public static func channel() throws -> (read: Int32, write: Int32) {
+    /// `pipe2` is not visible from Swift; the child cannot tell the difference).
+    private static func channel() throws -> (read: Int32, write: Int32) {
         var descriptors: [Int32] = [0, 0]
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         guard socketpair(AF_UNIX, type, 0, &descriptors) == 0 else { throw SpawnFailed(command: ["socketpair"], code: errno) }

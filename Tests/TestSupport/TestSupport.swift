@@ -59,7 +59,7 @@ public func poll(seconds: Double, every interval: useconds_t = 10_000, _ conditi
 
 /// A port on loopback that was free a moment ago (the kernel does not hand it out again soon).
 public func freePort() -> UInt16 {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(descriptor) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)

@@ -27,7 +27,7 @@ final class Connection {
     private var buffer = Data()
 
     init(port: UInt16, timeoutSeconds: Int = 30) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -255,7 +255,7 @@ final class WebDaemon {
 
 /// The raw bytes of a control-socket exchange: one request line in, one answer line out.
 func controlSocketAnswer(socket path: String, line: String) throws -> [String: Any] {
-    let descriptor = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    let descriptor = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(descriptor) }
     var address = sockaddr_un()
     address.sun_family = sa_family_t(AF_UNIX)
