@@ -6,7 +6,8 @@ import TestSupport
 
 /// A bulk write's log copied into the database file by a thread of its own
 /// (`WALCheckpointer`, docs/decisions.md "Checkpoints beside a bulk write"): what the daemon
-/// does during a catch-up or an import.
+/// does during a catch-up or an import while another connection (a backup) keeps the library
+/// in the write-ahead log (docs/decisions.md, "A bulk write without the log").
 @Suite struct BulkWriteCheckpointTests {
     let directory: TemporaryDirectory
     let source: Replica, copy: Replica
@@ -40,6 +41,7 @@ import TestSupport
     {
         try fill(notes)
         copy.checkpointBesideBulkWrites()
+        try copy.connectionBesideOpening()
         copy.bulkCheckpointPages = limit
         copy.bulkLogGrowsWithLibrary = growing
         var committed = 0, peak = 0, waits = 0, largestLimit = 0
@@ -143,6 +145,7 @@ import TestSupport
         do {
             let dropped = try Replica(path: path, randomBytes: SeededBytes.source(seed: 73))
             dropped.checkpointBesideBulkWrites()
+            try dropped.connectionBesideOpening()
             dropped.bulkCheckpointPages = 8
             dropped.bulkLogGrowsWithLibrary = false
             _ = try dropped.apply(try source.entries(missingFrom: dropped.vector, maxCount: Replica.bulkBatchThreshold), now: 2_000)

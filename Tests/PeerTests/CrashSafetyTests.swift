@@ -68,4 +68,54 @@ import TestSupport
             inFlight = nil
         }
     }
+
+    /// A catch-up killed with SIGKILL between and during its batches, written with a rollback
+    /// journal instead of the write-ahead log (docs/decisions.md, "A bulk write without the
+    /// log"): the copy opens sound (a journal left behind is rolled back), holds every batch
+    /// it acknowledged, and holds whole batches only, a prefix of the source's log.
+    @Test(arguments: [21, 22, 23, 24])
+    func aCatchUpKilledMidBatchKeepsWhatItAcknowledged(seed: UInt64) async throws {
+        try await offThePool { try Self.killCatchUp(seed: seed) }
+    }
+
+    static func killCatchUp(seed: UInt64) throws {
+        let directory = try TemporaryDirectory()
+        let sourcePath = directory.file("source.db"), path = directory.file("copy.db")
+        let notes = 3_000, batch = 400
+        do {
+            let source = try Replica(path: sourcePath, randomBytes: SeededBytes.source(seed: seed))
+            try source.inOneTransaction {
+                for index in 0..<notes {
+                    _ = try source.createNote(
+                        title: "Note \(index)", body: paragraphs((0..<6).map { "paragraph \($0) of note \(index), seed \(seed)" }),
+                        now: 1_000 + UInt64(index))
+                }
+            }
+        }
+        var random = SplitMix64(seed: seed)
+        let killAfter = 1 + Int(random.next() % 4)
+        let log = directory.file("catch-up.log")
+        let process = try ChildProcess.background(
+            [builtProduct("notes-testkit"), "catch-up-writer", sourcePath, path, "\(batch)"], logPath: log)
+        func lines() -> [String] {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+        _ = poll(seconds: 60, every: 1_000) { lines().filter { $0.hasPrefix("ok ") }.count >= killAfter || process.exitStatus != nil }
+        usleep(UInt32(random.next() % 40_000))
+        #expect(process.exitStatus == nil, "seed \(seed): the catch-up ended before it was killed; see \(log)")
+        process.signal(SIGKILL)
+        process.waitForExit(timeout: .seconds(10))
+
+        let output = lines()
+        #expect(output.first == "journal truncate", "seed \(seed): the catch-up kept the log: \(output.first ?? "nothing")")
+        let acknowledged = output.compactMap { $0.hasPrefix("ok ") ? Int($0.dropFirst(3)) : nil }.last ?? 0
+        #expect(acknowledged >= batch, "seed \(seed): no batch was acknowledged; see \(log)")
+        let copy = try Replica(path: path)
+        #expect(try copy.integrityProblems() == [], "seed \(seed)")
+        let held = Int(copy.vector.counters.values.reduce(0, +))
+        #expect(held >= acknowledged, "seed \(seed): the copy holds \(held) entries, \(acknowledged) were acknowledged")
+        #expect(held % batch == 0 || held == notes, "seed \(seed): \(held) entries is not a whole number of batches")
+        #expect(try copy.noteCount == held, "seed \(seed): every entry held is a note")
+        #expect(try copy.database.first("PRAGMA journal_mode") { $0.text(0) } == "wal", "the copy opens in the write-ahead log again")
+    }
 }

@@ -144,7 +144,10 @@ import TestSupport
         #expect(b.vector == vector)
     }
 
-    @Test func aCatchUpEndsWithTheWALCheckpointedAndTheDataKept() throws {
+    /// docs/decisions.md, "A bulk write without the log": a catch-up journals in a rollback
+    /// journal (its new pages written once), and the library is back in the write-ahead log
+    /// once it settles.
+    @Test func aCatchUpIsWrittenWithoutTheLogAndSettlesBackIntoIt() throws {
         try a.inOneTransaction {
             for index in 0..<(Replica.bulkBatchThreshold + 50) {
                 _ = try a.createNote(title: "Note \(index)", body: paragraphs(["text \(index)"]), now: 1_000)
@@ -153,14 +156,62 @@ import TestSupport
         let outcome = try b.apply(try a.entries(missingFrom: VersionVector(), maxCount: 2_000, maxBytes: 1 << 24), now: 2_000)
         #expect(outcome.applied == Replica.bulkBatchThreshold + 50)
         #expect(b.writingInBulk, "a batch of \(outcome.applied) entries is a catch-up")
+        #expect(try journalMode(b) == "truncate")
         let wal = directory.file("b.db") + "-wal"
-        #expect(try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int ?? 0 > 0)
+        #expect(!FileManager.default.fileExists(atPath: wal), "no log while the catch-up writes without it")
 
         try b.releaseMemory()
         #expect(!b.writingInBulk)
-        #expect(try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int == 0, "the WAL is truncated after a catch-up")
-        #expect(try b.noteCount == Replica.bulkBatchThreshold + 50)
+        #expect(try journalMode(b) == "wal")
+        _ = try b.createNote(title: "After", body: paragraphs(["after the catch-up"]), now: 3_000)
+        #expect(try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int ?? 0 > 0, "a live edit goes through the log again")
+        #expect(try b.noteCount == Replica.bulkBatchThreshold + 51)
+        #expect(try b.integrityProblems() == [])
+    }
+
+    /// While another connection is open beside the engine's (a backup's, the start-up
+    /// check's), a bulk write keeps the log, and one that left it returns to it first: with a
+    /// rollback journal the two would wait for each other.
+    @Test func aConnectionBesideKeepsABulkWriteInTheLog() throws {
+        try a.inOneTransaction {
+            for index in 0..<(4 * Replica.bulkBatchThreshold) {
+                _ = try a.createNote(title: "Note \(index)", body: paragraphs(["text \(index)"]), now: 1_000)
+            }
+        }
+        func applyBatch() throws {
+            let batch = try a.entries(missingFrom: b.vector, maxCount: Replica.bulkBatchThreshold, maxBytes: 1 << 24)
+            #expect(try b.apply(batch, now: 2_000).applied == batch.count)
+        }
+        try applyBatch()
+        #expect(try journalMode(b) == "truncate")
+        try b.connectionBesideOpening()
+        #expect(try journalMode(b) == "wal", "the log came back before the other connection opens")
+        do {
+            let beside = try Database(path: b.path, readOnly: true)
+            #expect(try beside.first("SELECT count(*) FROM notes") { $0.int(0) } == Int64(Replica.bulkBatchThreshold))
+            try applyBatch()
+            #expect(try journalMode(b) == "wal", "the bulk write goes on in the log")
+            try b.releaseMemory()
+        }
+        b.connectionBesideClosed()
+
+        try applyBatch()
+        #expect(try journalMode(b) == "truncate", "with the other connection closed, the next bulk write leaves the log again")
+        try b.releaseMemory()
+        #expect(try journalMode(b) == "wal")
+
+        // A connection nobody announced (another process's) keeps the log too, without a wait.
+        let stranger = try Database(path: b.path, readOnly: true)
+        #expect(try stranger.first("SELECT count(*) FROM notes") { $0.int(0) } == Int64(3 * Replica.bulkBatchThreshold))
+        try applyBatch()
+        #expect(try journalMode(b) == "wal")
+        try b.releaseMemory()
         try expectConverged([a, b])
+        withExtendedLifetime(stranger) {}
+    }
+
+    private func journalMode(_ replica: Replica) throws -> String? {
+        try replica.database.first("PRAGMA journal_mode") { $0.text(0) }
     }
 
     @Test func anEditOfALongNoteTravelsAsBodyEdits() throws {

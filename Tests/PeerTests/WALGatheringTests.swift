@@ -4,10 +4,11 @@ import Testing
 @testable import Peer
 import TestSupport
 
-/// The VFS that gathers each connection's log appends (docs/decisions.md, "The log's appends
-/// gathered") must change when frames reach the file, never what another connection reads:
-/// several connections on one library, each with frames still in its buffer at the moments
-/// SQLite hands the log from one to the next.
+/// The VFS that gathers each connection's writes to its log and its database file
+/// (docs/decisions.md, "The log's appends gathered", "A bulk write without the log") must
+/// change when pages reach the file, never what another connection reads: several
+/// connections on one library, each with pages still in its buffer at the moments SQLite
+/// hands the file from one to the next.
 @Suite struct WALGatheringTests {
     /// Rows of 1,000 characters, each one letter chosen by its number: a page overwritten by
     /// another transaction's frame shows as a row with the wrong text, or a broken b-tree.
@@ -91,5 +92,56 @@ import TestSupport
         try writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         try insert(500..<510, into: writer)
         try expectRows(Array(0..<510), in: try Database(path: path))
+    }
+
+    /// Write calls this thread has made so far (`syscw` of /proc/thread-self/io): the
+    /// thread's own, whatever other tests write meanwhile.
+    private func threadWriteCalls() throws -> Int {
+        let text = try String(contentsOfFile: "/proc/thread-self/io", encoding: .utf8)
+        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("syscw:") })
+        return try #require(Int(line.dropFirst("syscw:".count).trimmingCharacters(in: .whitespaces)))
+    }
+
+    /// A library with a rollback journal, as a bulk write leaves it (docs/decisions.md, "A
+    /// bulk write without the log"), and a table of its rows.
+    private func openJournalledLibrary(in directory: TemporaryDirectory) throws -> (path: String, writer: Database) {
+        let path = directory.file("journalled.db")
+        let writer = try Database(path: path)
+        try writer.execute("CREATE TABLE t (n INTEGER PRIMARY KEY, v TEXT NOT NULL)")
+        #expect(try writer.setJournalMode(.rollbackTruncated))
+        return (path, writer)
+    }
+
+    /// With a rollback journal a commit writes its pages into the database file itself, a
+    /// page a call from SQLite: gathered, ~670 new pages take a few dozen calls.
+    @Test func aRollbackJournalsCommitWritesTheFileInRuns() throws {
+        let directory = try TemporaryDirectory()
+        let (path, writer) = try openJournalledLibrary(in: directory)
+        let before = try threadWriteCalls()
+        try writer.transaction { try insert(0..<2_000, into: writer) }
+        let calls = try threadWriteCalls() - before
+        #expect(calls < 100, "\(calls) write calls for a commit of ~670 pages")
+        try expectRows(Array(0..<2_000), in: try Database(path: path, readOnly: true))
+    }
+
+    /// A transaction that spilled pages into the file (and its journal) and then rolled back:
+    /// SQLite writes the old pages back over the spilled ones, and the file is as it was for
+    /// another connection and for the next transaction.
+    @Test func aRolledBackTransactionLeavesAJournalledFileAsItWas() throws {
+        let directory = try TemporaryDirectory()
+        let (path, writer) = try openJournalledLibrary(in: directory)
+        try writer.transaction { try insert(0..<300, into: writer) }
+        try writer.execute("PRAGMA cache_size = 8")
+        struct Abandoned: Error {}
+        #expect(throws: Abandoned.self) {
+            try writer.transaction {
+                try insert(300..<900, into: writer)
+                try writer.run("DELETE FROM t WHERE n % 3 = 0")
+                throw Abandoned()
+            }
+        }
+        try expectRows(Array(0..<300), in: try Database(path: path, readOnly: true))
+        try writer.transaction { try insert(1_000..<1_010, into: writer) }
+        try expectRows(Array(0..<300) + Array(1_000..<1_010), in: try Database(path: path, readOnly: true))
     }
 }

@@ -31,6 +31,9 @@ public final class Database {
         _ = notesd_wal_buffer_register()
     }()
 
+    /// How long a statement waits for another connection's lock before it fails as busy.
+    static let busyTimeoutMilliseconds: Int32 = 5_000
+
     /// Opens (creating if needed) the database at `path`.
     public init(path: String, readOnly: Bool = false) throws {
         Self.configured
@@ -46,7 +49,7 @@ public final class Database {
         self.handle = handle
         self.path = path
         sqlite3_extended_result_codes(handle, 1)
-        sqlite3_busy_timeout(handle, 5_000)
+        sqlite3_busy_timeout(handle, Self.busyTimeoutMilliseconds)
         do {
             if !readOnly { try execute("PRAGMA journal_mode=WAL") }
             try execute("PRAGMA synchronous=FULL")
@@ -232,6 +235,33 @@ public final class Database {
     /// The size of the file's pages (SQLite's default, 4 KiB, for every library notesd made).
     public var pageSize: Int {
         get throws { Int(try first("PRAGMA page_size") { $0.int(0) } ?? 4_096) }
+    }
+
+    /// How the file journals its transactions: SQLite's write-ahead log, or a rollback
+    /// journal truncated at each commit (docs/decisions.md, "A bulk write without the log").
+    public enum JournalMode: String, Sendable {
+        case writeAheadLog = "wal"
+        case rollbackTruncated = "truncate"
+    }
+
+    /// Changes the journal mode (outside a transaction); false when SQLite keeps the old one.
+    /// Leaving the log needs this to be the file's only open connection (SQLite copies the log
+    /// into the file and removes it): with another one open it fails at once, without waiting
+    /// for it. Entering the log waits, as any write does, for other connections' transactions.
+    public func setJournalMode(_ mode: JournalMode) throws -> Bool {
+        if mode != .writeAheadLog { sqlite3_busy_timeout(handle, 0) }
+        defer { sqlite3_busy_timeout(handle, Self.busyTimeoutMilliseconds) }
+        let now: String?
+        do {
+            now = try first("PRAGMA journal_mode = \(mode.rawValue)", [], { $0.text(0) })
+        } catch let error as SQLiteError where error.primaryCode == SQLITE_BUSY && mode != .writeAheadLog {
+            return false
+        }
+        guard now == mode.rawValue else { return false }
+        // Back in WAL mode, SQLite opens the log at the next read; until then a checkpoint
+        // fails as "database table is locked" (SQLite 3.40, seen in `releaseMemory`).
+        if mode == .writeAheadLog { _ = try first("SELECT count(*) FROM sqlite_schema") { $0.int(0) } }
+        return true
     }
 
     /// The schema version kept in `PRAGMA user_version`.

@@ -172,14 +172,16 @@ extension Replica {
         var previous: String?
         if FileManager.default.fileExists(atPath: databasePath) {
             let aside = databasePath + ".before-restore-\(now)"
-            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: databasePath + suffix) {
+            // With its journal too: a crash during a bulk write leaves one, which only the file
+            // it belongs to may roll back (docs/decisions.md, "A bulk write without the log").
+            for suffix in ["", "-wal", "-shm", "-journal"] where FileManager.default.fileExists(atPath: databasePath + suffix) {
                 guard rename(databasePath + suffix, aside + suffix) == 0 else {
                     throw SystemError(operation: "move \(databasePath + suffix) aside", code: errno)
                 }
             }
             previous = aside
         }
-        for suffix in ["-wal", "-shm"] { unlink(staging + suffix) }
+        for suffix in ["-wal", "-shm", "-journal"] { unlink(staging + suffix) }
         guard rename(staging, databasePath) == 0 else { throw SystemError(operation: "install \(staging) as \(databasePath)", code: errno) }
         withExtendedLifetime(daemonLock) {}
         return BackupRestoreReport(

@@ -187,16 +187,38 @@ extension Replica {
     /// (with the default 2 MiB, a batch's dirty pages spill mid-transaction and the same pages
     /// are written many times; 64 MiB, chosen when blocks and revisions were keyed by hash,
     /// held 50 MiB more at the peak of a 100,000-note catch-up for no measurable speed, now
-    /// that their inserts append: docs/decisions.md, "The bulk write's page cache"), and a
-    /// WAL checkpointed every 64 MiB (or `bulkLogLimit`) instead of every 1,000 pages (each
-    /// checkpoint copies again the index pages every batch since the last one touched, and
-    /// waits for two fsyncs). Notes materialised meanwhile wait for the search index.
-    /// With `checkpointBesideBulkWrites`, a thread of its own copies the log instead
-    /// (`WALCheckpointer`).
+    /// that their inserts append: docs/decisions.md, "The bulk write's page cache"), and no
+    /// write-ahead log (`writeWithoutLog`). Notes materialised meanwhile wait for the search
+    /// index.
     public func enterBulkWrite() throws {
         guard !writingInBulk else { return }
         Self.keepLargeBuffersInHeap()
         try database.execute("PRAGMA cache_size = -16384")
+        if try !writeWithoutLog() { try keepLogForBulkWrite() }
+        writingInBulk = true
+    }
+
+    /// Has the bulk write journal its transactions in a rollback journal instead of the
+    /// write-ahead log, when no other connection is open (docs/decisions.md, "A bulk write
+    /// without the log"): a page new to the file (most of a catch-up's or an import's) is
+    /// then written once, where the log writes every page twice (into the log, then copied
+    /// into the file). Each commit stays atomic and durable (`synchronous=FULL` syncs the
+    /// journal, then the file, then the journal's truncation); a crash leaves a journal that
+    /// the next open rolls back. False when the log stays: another connection is open.
+    private func writeWithoutLog() throws -> Bool {
+        guard connectionsBeside == 0 else { return false }
+        // The parallel reader closes first: SQLite leaves the log on its only connection.
+        parallelReaderConnection = nil
+        guard try database.setJournalMode(.rollbackTruncated) else { return false }
+        writesWithoutLog = true
+        return true
+    }
+
+    /// A bulk write in the write-ahead log: its copy into the database file on a thread of its
+    /// own (`checkpointBesideBulkWrites`), or SQLite's own checkpoints every
+    /// `bulkCheckpointPages` instead of every 1,000 pages (each checkpoint copies again the
+    /// index pages every batch since the last one touched, and waits for two fsyncs).
+    private func keepLogForBulkWrite() throws {
         // Without a second connection (none left to open), SQLite's own checkpoints.
         if checkpointsBeside, let thread = try? WALCheckpointer(path: path) {
             checkpointer = thread
@@ -204,7 +226,36 @@ extension Replica {
         } else {
             try database.execute("PRAGMA wal_autocheckpoint = \(bulkCheckpointPages)")
         }
-        writingInBulk = true
+    }
+
+    /// Back to the write-ahead log, which every other connection to the library expects
+    /// (`releaseMemory`, `connectionBesideOpening`).
+    private func returnToLog() throws {
+        guard writesWithoutLog else { return }
+        // Opened while the file had a rollback journal; reopened in WAL mode when next used.
+        parallelReaderConnection = nil
+        guard try database.setJournalMode(.writeAheadLog) else {
+            throw ReplicaError.invalid("cannot return \(path) to its write-ahead log: another process holds the file; stop it and restart notesd")
+        }
+        writesWithoutLog = false
+    }
+
+    /// Another connection to this library is about to open beside the engine's (a backup,
+    /// the start-up check), on another thread: the write-ahead log comes back first if a bulk
+    /// write had left it, and bulk writes keep it until `connectionBesideClosed`. With a
+    /// rollback journal, that connection's reads and the engine's commits would wait for
+    /// each other; in the log, neither waits.
+    public func connectionBesideOpening() throws {
+        if writesWithoutLog {
+            try returnToLog()
+            if writingInBulk { try keepLogForBulkWrite() }
+        }
+        connectionsBeside += 1
+    }
+
+    /// The connection announced by `connectionBesideOpening` is closed.
+    public func connectionBesideClosed() {
+        connectionsBeside = max(0, connectionsBeside - 1)
     }
 
     /// The log's size, in pages, at which a bulk write waits for its copy into the database
@@ -267,9 +318,9 @@ extension Replica {
 
     /// Gives memory and disk back once the replica is idle again (an idle daemon stays small):
     /// drops blocks kept for entries that never came (a catch-up cut short, or blocks nobody
-    /// asked for); after a catch-up, checkpoints and truncates the WAL and restores the small
-    /// page cache; always drops SQLite's other caches and, in the daemon (`tuneHeapForDaemon`),
-    /// the heap pages a big batch left behind.
+    /// asked for); after a catch-up, returns the file to the write-ahead log (or checkpoints
+    /// and truncates it) and restores the small page cache; always drops SQLite's other
+    /// caches and, in the daemon (`tuneHeapForDaemon`), the heap pages a big batch left behind.
     /// The catch-up's notes still wait for the search index (`indexPendingSearch`).
     /// Called when no sync is in progress, so after each live change too: trimming only after
     /// catch-ups was tried, and a daemon that served one and then 300 edits idled 2.4 MiB
@@ -290,6 +341,8 @@ extension Replica {
             try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             try database.execute("PRAGMA cache_size = -2000")
         }
+        // Outside the bulk write's settings, so a return that failed is tried again.
+        try returnToLog()
         try database.execute("PRAGMA shrink_memory")
         Self.releaseFreeHeap()
     }

@@ -69,6 +69,12 @@ public final class Replica {
     /// (`checkpointBesideBulkWrites`), and that thread while one runs.
     var checkpointsBeside = false
     var checkpointer: WALCheckpointer?
+    /// The bulk write in progress journals in a rollback journal, not the write-ahead log
+    /// (`enterBulkWrite`); the log comes back with `releaseMemory`.
+    var writesWithoutLog = false
+    /// Connections the owner opened beside the engine's (`connectionBesideOpening`): while
+    /// any is open, bulk writes keep the write-ahead log.
+    var connectionsBeside = 0
     /// The log's size in pages at which a bulk write's log is copied into the database file
     /// (`bulkWriteCheckpointBytes` of this library's pages; smaller in tests), at least: with
     /// the thread of its own, the library's size once larger (`bulkLogLimit`).

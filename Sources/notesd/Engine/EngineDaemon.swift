@@ -69,6 +69,9 @@ final class EngineDaemon: DaemonEngine {
             let started = ContinuousClock.now
             let problems: [String]
             do {
+                // The check's connection and a bulk write's commits must not wait for each other.
+                try engine.queue.sync { try engine.replica.connectionBesideOpening() }
+                defer { engine.queue.async { engine.replica.connectionBesideClosed() } }
                 problems = try Replica.quickCheck(path: path)
             } catch {
                 log.warning("cannot check \(path) beside the engine (\(error)); it is checked at the next start instead")

@@ -32,8 +32,15 @@ extension EngineShell {
         } catch {
             return complete(.failure(core.rpcError(error)))
         }
+        do {
+            // The copy's connection and a bulk write's commits must not wait for each other.
+            try replica.connectionBesideOpening()
+        } catch {
+            return complete(.failure(core.rpcError(error)))
+        }
         let source = replica.path, directory = backupDirectory, now = Self.now(), log = log
-        Self.backupQueue.async {
+        Self.backupQueue.async { [self] in
+            defer { queue.async { self.replica.connectionBesideClosed() } }
             // Backups run one at a time here, so a partial copy now is one a crash left behind.
             for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name.hasPrefix(".partial-") {
                 unlink(directory + "/" + name)
