@@ -210,6 +210,21 @@ import TestSupport
         withExtendedLifetime(stranger) {}
     }
 
+    /// An import's bulk write (`enterBulkWrite()`, as `notes.createMany` of 100 notes or more
+    /// enters it) keeps the log: its commits are smaller than a catch-up's.
+    @Test func anImportsBulkWriteKeepsTheLog() throws {
+        try b.enterBulkWrite()
+        #expect(b.writingInBulk)
+        try b.inOneTransaction {
+            for index in 0..<Replica.bulkBatchThreshold {
+                _ = try b.createNote(title: "Imported \(index)", body: paragraphs(["text \(index)"]), now: 1_000)
+            }
+        }
+        #expect(try journalMode(b) == "wal")
+        try b.releaseMemory()
+        #expect(try b.noteCount == Replica.bulkBatchThreshold)
+    }
+
     private func journalMode(_ replica: Replica) throws -> String? {
         try replica.database.first("PRAGMA journal_mode") { $0.text(0) }
     }

@@ -187,24 +187,25 @@ extension Replica {
     /// (with the default 2 MiB, a batch's dirty pages spill mid-transaction and the same pages
     /// are written many times; 64 MiB, chosen when blocks and revisions were keyed by hash,
     /// held 50 MiB more at the peak of a 100,000-note catch-up for no measurable speed, now
-    /// that their inserts append: docs/decisions.md, "The bulk write's page cache"), and no
-    /// write-ahead log (`writeWithoutLog`). Notes materialised meanwhile wait for the search
-    /// index.
-    public func enterBulkWrite() throws {
+    /// that their inserts append: docs/decisions.md, "The bulk write's page cache"), and, for a
+    /// catch-up (`withoutLog`), no write-ahead log (`writeWithoutLog`); an import keeps the log
+    /// (its commits are smaller: docs/decisions.md, "A bulk write without the log"). Notes
+    /// materialised meanwhile wait for the search index.
+    public func enterBulkWrite(withoutLog: Bool = false) throws {
         guard !writingInBulk else { return }
         Self.keepLargeBuffersInHeap()
         try database.execute("PRAGMA cache_size = -16384")
-        if try !writeWithoutLog() { try keepLogForBulkWrite() }
+        if try !withoutLog || !writeWithoutLog() { try keepLogForBulkWrite() }
         writingInBulk = true
     }
 
     /// Has the bulk write journal its transactions in a rollback journal instead of the
     /// write-ahead log, when no other connection is open (docs/decisions.md, "A bulk write
-    /// without the log"): a page new to the file (most of a catch-up's or an import's) is
-    /// then written once, where the log writes every page twice (into the log, then copied
-    /// into the file). Each commit stays atomic and durable (`synchronous=FULL` syncs the
-    /// journal, then the file, then the journal's truncation); a crash leaves a journal that
-    /// the next open rolls back. False when the log stays: another connection is open.
+    /// without the log"): a page new to the file (most of a catch-up's) is then written once,
+    /// where the log writes every page twice (into the log, then copied into the file). Each
+    /// commit stays atomic and durable (`synchronous=FULL` syncs the journal, then the file,
+    /// then the journal's truncation); a crash leaves a journal that the next open rolls back.
+    /// False when the log stays: another connection is open.
     private func writeWithoutLog() throws -> Bool {
         guard connectionsBeside == 0 else { return false }
         // The parallel reader closes first: SQLite leaves the log on its only connection.
@@ -359,7 +360,7 @@ extension Replica {
     /// recomputes every record it touched. Stops at the first entry it cannot apply and says
     /// what it needs; what came before is committed.
     public func apply(_ entries: [EntryPayload], now: UInt64) throws -> ApplyOutcome {
-        if entries.count >= Self.bulkBatchThreshold { try enterBulkWrite() }
+        if entries.count >= Self.bulkBatchThreshold { try enterBulkWrite(withoutLog: true) }
         var outcome = ApplyOutcome()
         try write {
             // Rows go in many to a statement (`GatheredRows`).
