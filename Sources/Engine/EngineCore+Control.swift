@@ -18,6 +18,7 @@ extension EngineCore {
             case .invalid(let message): return RPCError(code: .invalidOperation, message: message)
             case .corrupt: return RPCError(code: .databaseError, message: error.description, encoding: DatabaseErrorData(sqliteCode: SQLiteError.corruptCode))
             case .unknownBaseRevision: return .invalidParams(error.description)
+            case .logNotRestored: return RPCError(code: .databaseError, message: error.description)
             }
         case let error as SQLiteError:
             return RPCError(

@@ -111,13 +111,13 @@ extension EngineCore {
                 outcomes[index].error = rpcError(error)
             }
         }
-        // A batch as large as a catch-up's is written as a catch-up's is (Replica.enterBulkWrite):
+        // A batch as large as a catch-up's is a bulk write (Replica.enterBulkWrite), in the log:
         // a larger page cache, fewer checkpoints, its notes indexed for search after it, in
         // steps (EngineCore+SearchIndex), so an import pays for its notes, not their index.
         // The settings last while batches keep coming (`bulkImportSettles`).
         let now = self.now
         if prepared.count >= Replica.bulkBatchThreshold {
-            try replica.enterBulkWrite()
+            try replica.enterBulkWrite(.import)
             bulkImportSettles = now + Self.bulkImportSettleInterval
         }
         let ids = try replica.inOneTransaction {

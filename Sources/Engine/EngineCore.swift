@@ -521,9 +521,10 @@ public final class EngineCore {
         connections[id] = link
         flushKeys(on: id)
         if becameCaughtUp {
-            // Not now: the final checkpoint copies the whole catch-up into the database file
-            // (150–250 ms for 10,000 notes), and `sync --wait`, the events and the peer's ack
-            // need not wait for it; every batch is durable in the WAL already.
+            // Not now: settling returns the file to the write-ahead log (or, for a catch-up
+            // that stayed in it, the final checkpoint copies it into the database file:
+            // 150–250 ms for 10,000 notes), and `sync --wait`, the events and the peer's ack
+            // need not wait for it; every batch is durable already.
             memoryReleaseDue = true
             persistPeer(link, error: nil, synced: true)
             if let target = link.target { updateTarget(target) { $0.retries = 0; $0.lastError = nil } }

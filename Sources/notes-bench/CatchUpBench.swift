@@ -24,7 +24,7 @@ enum CatchUpBench {
         let batching = SyncSession.Configuration(deviceName: "bench")
         Conditions.print([
             "\(Measure.count(notes.count)) generated notes in a source replica; each repetition applies them to a new, empty replica in \(scratch.path) (\(Conditions.filesystem(of: scratch.path)))",
-            "batches as the daemon sends them (≤ \(Measure.count(batching.maxBatchEntries)) entries, ~\(Measure.bytes(batching.maxBatchBytes))); SQLite WAL, synchronous=FULL, the log checkpointed on a thread beside the writes as in the daemon; in-process, release build",
+            "batches as the daemon sends them (≤ \(Measure.count(batching.maxBatchEntries)) entries, ~\(Measure.bytes(batching.maxBatchBytes))); synchronous=FULL, the catch-up in a rollback journal and back to the write-ahead log once settled, as in the daemon; in-process, release build",
         ])
         var runs: [Repetition] = []
         for index in 0..<repetitions {
@@ -41,15 +41,15 @@ enum CatchUpBench {
             "made before `apply`, as the daemon's network thread makes them while its engine thread applies",
         ])
         table.add([
-            "then checkpoint and shrink (`releaseMemory`)", Measure.ms(median(\.settleWall)),
-            "what the daemon does once caught up",
+            "then settle (`releaseMemory`)", Measure.ms(median(\.settleWall)),
+            "what the daemon does once caught up: back to the write-ahead log, caches shrunk",
         ])
         table.add([
             "sender: entries(missingFrom:)", Measure.ms(median(\.sendWall)), "the same batches read from the source",
         ])
         table.add([
             "written by the receiver", Measure.bytes(runs[0].writtenBytes),
-            "database + WAL writes during apply and checkpoint, for a \(Measure.bytes(runs[0].finalSize)) database (\(Measure.decimal(Double(runs[0].writtenBytes) / Double(max(1, runs[0].finalSize))))×)",
+            "writes to the database, its journal and log while applying and settling, for a \(Measure.bytes(runs[0].finalSize)) database (\(Measure.decimal(Double(runs[0].writtenBytes) / Double(max(1, runs[0].finalSize))))×)",
         ])
         table.print()
     }

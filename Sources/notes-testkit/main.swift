@@ -64,7 +64,7 @@ func catchUp(from sourcePath: String, into path: String, batch: Int) throws {
         let entries = try source.entries(missingFrom: copy.vector, maxCount: batch, maxBytes: 1 << 30)
         guard !entries.isEmpty else { break }
         if !announced {
-            try copy.enterBulkWrite(withoutLog: true)
+            try copy.enterBulkWrite(.catchUp)
             emit("journal \(try copy.database.first("PRAGMA journal_mode") { $0.text(0) } ?? "?")")
             announced = true
         }

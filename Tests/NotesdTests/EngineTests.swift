@@ -298,7 +298,7 @@ final class LoneDevice {
         #expect(try home.run(bob) { try $0.replica.integrityProblems() } == [])
     }
 
-    /// "Holds all" does not wait for the catch-up's final checkpoint: `sync --wait` is
+    /// "Holds all" does not wait for the catch-up to settle (`releaseMemory`): `sync --wait` is
     /// answered in the turn the catch-up ends, the memory and settings are given back at the
     /// next turn, at the same moment (docs/decisions.md).
     @Test func aCatchUpIsAnsweredBeforeItsMemoryIsGivenBack() throws {

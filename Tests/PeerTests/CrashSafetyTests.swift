@@ -73,12 +73,17 @@ import TestSupport
     /// journal instead of the write-ahead log (docs/decisions.md, "A bulk write without the
     /// log"): the copy opens sound (a journal left behind is rolled back), holds every batch
     /// it acknowledged, and holds whole batches only, a prefix of the source's log.
-    @Test(arguments: [21, 22, 23, 24])
-    func aCatchUpKilledMidBatchKeepsWhatItAcknowledged(seed: UInt64) async throws {
-        try await offThePool { try Self.killCatchUp(seed: seed) }
+    /// At least one of the kills must land inside a commit, leaving a journal to roll back.
+    @Test func aCatchUpKilledMidBatchKeepsWhatItAcknowledged() async throws {
+        try await offThePool {
+            var journalsLeft = 0
+            for seed: UInt64 in 21...26 where try Self.killCatchUp(seed: seed) { journalsLeft += 1 }
+            #expect(journalsLeft > 0, "no kill landed inside a commit")
+        }
     }
 
-    static func killCatchUp(seed: UInt64) throws {
+    /// One catch-up killed at a moment `seed` draws; whether it left a journal behind.
+    static func killCatchUp(seed: UInt64) throws -> Bool {
         let directory = try TemporaryDirectory()
         let sourcePath = directory.file("source.db"), path = directory.file("copy.db")
         let notes = 3_000, batch = 400
@@ -110,6 +115,7 @@ import TestSupport
         #expect(output.first == "journal truncate", "seed \(seed): the catch-up kept the log: \(output.first ?? "nothing")")
         let acknowledged = output.compactMap { $0.hasPrefix("ok ") ? Int($0.dropFirst(3)) : nil }.last ?? 0
         #expect(acknowledged >= batch, "seed \(seed): no batch was acknowledged; see \(log)")
+        let journal = (try? FileManager.default.attributesOfItem(atPath: path + "-journal")[.size] as? Int) ?? 0
         let copy = try Replica(path: path)
         #expect(try copy.integrityProblems() == [], "seed \(seed)")
         let held = Int(copy.vector.counters.values.reduce(0, +))
@@ -117,5 +123,6 @@ import TestSupport
         #expect(held % batch == 0 || held == notes, "seed \(seed): \(held) entries is not a whole number of batches")
         #expect(try copy.noteCount == held, "seed \(seed): every entry held is a note")
         #expect(try copy.database.first("PRAGMA journal_mode") { $0.text(0) } == "wal", "the copy opens in the write-ahead log again")
+        return journal > 0
     }
 }

@@ -163,6 +163,7 @@ import TestSupport
         try b.releaseMemory()
         #expect(!b.writingInBulk)
         #expect(try journalMode(b) == "wal")
+        #expect(!FileManager.default.fileExists(atPath: directory.file("b.db") + "-journal"), "the journal goes with the rollback mode")
         _ = try b.createNote(title: "After", body: paragraphs(["after the catch-up"]), now: 3_000)
         #expect(try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int ?? 0 > 0, "a live edit goes through the log again")
         #expect(try b.noteCount == Replica.bulkBatchThreshold + 51)
@@ -174,7 +175,7 @@ import TestSupport
     /// rollback journal the two would wait for each other.
     @Test func aConnectionBesideKeepsABulkWriteInTheLog() throws {
         try a.inOneTransaction {
-            for index in 0..<(4 * Replica.bulkBatchThreshold) {
+            for index in 0..<(5 * Replica.bulkBatchThreshold) {
                 _ = try a.createNote(title: "Note \(index)", body: paragraphs(["text \(index)"]), now: 1_000)
             }
         }
@@ -190,19 +191,25 @@ import TestSupport
             let beside = try Database(path: b.path, readOnly: true)
             #expect(try beside.first("SELECT count(*) FROM notes") { $0.int(0) } == Int64(Replica.bulkBatchThreshold))
             try applyBatch()
-            #expect(try journalMode(b) == "wal", "the bulk write goes on in the log")
+            #expect(try journalMode(b) == "wal", "the catch-up goes on in the log")
             try b.releaseMemory()
         }
+        // A new catch-up while the connection is still announced stays in the log too (the
+        // connection itself is closed by now, so only the announcement keeps the log).
+        try applyBatch()
+        #expect(try journalMode(b) == "wal", "a catch-up begun while a connection beside is announced keeps the log")
+        try b.releaseMemory()
         b.connectionBesideClosed()
 
         try applyBatch()
-        #expect(try journalMode(b) == "truncate", "with the other connection closed, the next bulk write leaves the log again")
+        #expect(try journalMode(b) == "truncate", "with the other connection closed, the next catch-up leaves the log again")
         try b.releaseMemory()
         #expect(try journalMode(b) == "wal")
 
-        // A connection nobody announced (another process's) keeps the log too, without a wait.
+        // A connection nobody announced (another process's) that has read the file keeps the
+        // log too: the catch-up goes on in it rather than fail.
         let stranger = try Database(path: b.path, readOnly: true)
-        #expect(try stranger.first("SELECT count(*) FROM notes") { $0.int(0) } == Int64(3 * Replica.bulkBatchThreshold))
+        #expect(try stranger.first("SELECT count(*) FROM notes") { $0.int(0) } == Int64(4 * Replica.bulkBatchThreshold))
         try applyBatch()
         #expect(try journalMode(b) == "wal")
         try b.releaseMemory()
@@ -210,10 +217,10 @@ import TestSupport
         withExtendedLifetime(stranger) {}
     }
 
-    /// An import's bulk write (`enterBulkWrite()`, as `notes.createMany` of 100 notes or more
+    /// An import's bulk write (`enterBulkWrite(.import)`, as `notes.createMany` of 100 notes or more
     /// enters it) keeps the log: its commits are smaller than a catch-up's.
     @Test func anImportsBulkWriteKeepsTheLog() throws {
-        try b.enterBulkWrite()
+        try b.enterBulkWrite(.import)
         #expect(b.writingInBulk)
         try b.inOneTransaction {
             for index in 0..<Replica.bulkBatchThreshold {

@@ -86,7 +86,7 @@ import TestSupport
     @Test func aCaughtNestedWriteFailureLeavesNoNoteWaitingForTheSearchIndex() throws {
         let directory = try TemporaryDirectory()
         let replica = try Replica(path: directory.file("notes.db"), randomBytes: SeededBytes.source(seed: 8))
-        try replica.enterBulkWrite()
+        try replica.enterBulkWrite(.import)
         var kept: [NoteID] = []
         try replica.inOneTransaction {
             kept.append(try replica.createNote(title: "first", body: paragraphs(["a"]), now: 1_000))

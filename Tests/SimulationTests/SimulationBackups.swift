@@ -14,11 +14,16 @@ extension Simulation {
         backupCounter += 1
         let path = lan.directory + "/backup-\(node.index)-\(backupCounter).db"
         do {
-            // What the daemon's `backup` does first: the copy says which household it is of.
-            try lan.request(node) { try $0.replica.recordHousehold($0.household.householdID) }
+            // What the daemon's `backup` does first: the copy says which household it is of,
+            // and the copy's connection is announced (a catch-up goes back into the log).
+            try lan.request(node) {
+                try $0.replica.recordHousehold($0.household.householdID)
+                try $0.replica.connectionBesideOpening()
+            }
         } catch is SimulatedCrash {
             return
         }
+        defer { core.replica.connectionBesideClosed() }
         _ = try OnlineBackup.copy(from: core.replica.path, to: path)
         backups[node.index] = path
         lan.trace.append("\(node.name) backs up (\(core.replica.vector))")

@@ -242,6 +242,9 @@ public final class Database {
     public enum JournalMode: String, Sendable {
         case writeAheadLog = "wal"
         case rollbackTruncated = "truncate"
+        /// A rollback journal deleted at each commit: a switch to it deletes the journal file
+        /// (`Replica.returnToLog` passes through it).
+        case rollbackDeleted = "delete"
     }
 
     /// Changes the journal mode (outside a transaction); false when SQLite keeps the old one.

@@ -21,4 +21,9 @@ extension Replica {
         parallelReaderConnection = reader
         return reader
     }
+
+    /// Closes the parallel reader; it opens again when next used. SQLite changes a file's
+    /// journal mode only with one connection open, and a connection that read the file in one
+    /// mode is not kept into the other.
+    func closeParallelReader() { parallelReaderConnection = nil }
 }

@@ -183,19 +183,33 @@ extension Replica {
     /// library's size (16,384 of 4 KiB). SQLite's default, restored afterwards, is 1,000 pages.
     static let bulkWriteCheckpointBytes = 64 << 20
 
+    /// What a bulk write is, which decides how it journals (docs/decisions.md, "A bulk write
+    /// without the log").
+    public enum BulkWrite: Sendable {
+        /// A catch-up's batches (up to 2,000 entries a commit): without the write-ahead log
+        /// when no other connection is open (`leaveTheLog`).
+        case catchUp
+        /// An import's batches (`notesctl import` sends 500 notes a `notes.createMany`): in the
+        /// log, whose copy runs on the other core; a rollback journal's extra syncs a commit
+        /// made imports 3–8 % slower.
+        case `import`
+    }
+
     /// Settings for a catch-up or an import, undone by `releaseMemory`: a 16 MiB page cache
     /// (with the default 2 MiB, a batch's dirty pages spill mid-transaction and the same pages
     /// are written many times; 64 MiB, chosen when blocks and revisions were keyed by hash,
     /// held 50 MiB more at the peak of a 100,000-note catch-up for no measurable speed, now
-    /// that their inserts append: docs/decisions.md, "The bulk write's page cache"), and, for a
-    /// catch-up (`withoutLog`), no write-ahead log (`writeWithoutLog`); an import keeps the log
-    /// (its commits are smaller: docs/decisions.md, "A bulk write without the log"). Notes
-    /// materialised meanwhile wait for the search index.
-    public func enterBulkWrite(withoutLog: Bool = false) throws {
+    /// that their inserts append: docs/decisions.md, "The bulk write's page cache"), and the
+    /// journal `kind` asks for. Notes materialised meanwhile wait for the search index.
+    public func enterBulkWrite(_ kind: BulkWrite) throws {
         guard !writingInBulk else { return }
         Self.keepLargeBuffersInHeap()
         try database.execute("PRAGMA cache_size = -16384")
-        if try !withoutLog || !writeWithoutLog() { try keepLogForBulkWrite() }
+        // A return that failed at the last `releaseMemory` first: the checkpointing thread's
+        // connection would otherwise switch the file back to the log underneath.
+        try returnToLog()
+        let leftTheLog = kind == .catchUp ? try leaveTheLog() : false
+        if !leftTheLog { try keepLogForBulkWrite() }
         writingInBulk = true
     }
 
@@ -206,12 +220,11 @@ extension Replica {
     /// commit stays atomic and durable (`synchronous=FULL` syncs the journal, then the file,
     /// then the journal's truncation); a crash leaves a journal that the next open rolls back.
     /// False when the log stays: another connection is open.
-    private func writeWithoutLog() throws -> Bool {
+    private func leaveTheLog() throws -> Bool {
         guard connectionsBeside == 0 else { return false }
-        // The parallel reader closes first: SQLite leaves the log on its only connection.
-        parallelReaderConnection = nil
+        closeParallelReader()
         guard try database.setJournalMode(.rollbackTruncated) else { return false }
-        writesWithoutLog = true
+        outOfTheLog = true
         return true
     }
 
@@ -230,24 +243,24 @@ extension Replica {
     }
 
     /// Back to the write-ahead log, which every other connection to the library expects
-    /// (`releaseMemory`, `connectionBesideOpening`).
+    /// (`releaseMemory`, `connectionBesideOpening`). Through `DELETE`, which removes the
+    /// journal file: the switch from `TRUNCATE` straight to WAL would leave it, empty.
     private func returnToLog() throws {
-        guard writesWithoutLog else { return }
-        // Opened while the file had a rollback journal; reopened in WAL mode when next used.
-        parallelReaderConnection = nil
-        guard try database.setJournalMode(.writeAheadLog) else {
-            throw ReplicaError.invalid("cannot return \(path) to its write-ahead log: another process holds the file; stop it and restart notesd")
+        guard outOfTheLog else { return }
+        closeParallelReader()
+        guard try database.setJournalMode(.rollbackDeleted), try database.setJournalMode(.writeAheadLog) else {
+            throw ReplicaError.logNotRestored(path: path)
         }
-        writesWithoutLog = false
+        outOfTheLog = false
     }
 
     /// Another connection to this library is about to open beside the engine's (a backup,
-    /// the start-up check), on another thread: the write-ahead log comes back first if a bulk
-    /// write had left it, and bulk writes keep it until `connectionBesideClosed`. With a
+    /// the start-up check), on another thread: a catch-up that left the write-ahead log goes
+    /// back into it first, and catch-ups stay in it until `connectionBesideClosed`. With a
     /// rollback journal, that connection's reads and the engine's commits would wait for
     /// each other; in the log, neither waits.
     public func connectionBesideOpening() throws {
-        if writesWithoutLog {
+        if outOfTheLog {
             try returnToLog()
             if writingInBulk { try keepLogForBulkWrite() }
         }
@@ -256,6 +269,7 @@ extension Replica {
 
     /// The connection announced by `connectionBesideOpening` is closed.
     public func connectionBesideClosed() {
+        assert(connectionsBeside > 0, "a connection beside the engine's closed that was never announced")
         connectionsBeside = max(0, connectionsBeside - 1)
     }
 
@@ -360,7 +374,7 @@ extension Replica {
     /// recomputes every record it touched. Stops at the first entry it cannot apply and says
     /// what it needs; what came before is committed.
     public func apply(_ entries: [EntryPayload], now: UInt64) throws -> ApplyOutcome {
-        if entries.count >= Self.bulkBatchThreshold { try enterBulkWrite(withoutLog: true) }
+        if entries.count >= Self.bulkBatchThreshold { try enterBulkWrite(.catchUp) }
         var outcome = ApplyOutcome()
         try write {
             // Rows go in many to a statement (`GatheredRows`).

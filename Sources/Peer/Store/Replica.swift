@@ -8,6 +8,8 @@ public enum ReplicaError: Error, CustomStringConvertible, Equatable {
     case invalid(String)
     /// An edit named base heads (`notes.update` `baseHeads`) that this note does not have.
     case unknownBaseRevision
+    /// SQLite kept a catch-up's rollback journal when asked for the write-ahead log again.
+    case logNotRestored(path: String)
 
     /// What to do about a library whose stored revisions or blocks no longer fit together.
     public static let damagedLibraryAdvice =
@@ -21,6 +23,8 @@ public enum ReplicaError: Error, CustomStringConvertible, Equatable {
         case .notFound(let kind, let id): "no \(kind) with id \(id)"
         case .invalid(let message): message
         case .unknownBaseRevision: "baseHeads names a revision this note does not have; read the note again and retry"
+        case .logNotRestored(let path):
+            "SQLite kept \(path) in its rollback journal instead of returning it to the write-ahead log; notesd tries again when the next sync ends, and restarting notesd returns it"
         }
     }
 }
@@ -69,9 +73,10 @@ public final class Replica {
     /// (`checkpointBesideBulkWrites`), and that thread while one runs.
     var checkpointsBeside = false
     var checkpointer: WALCheckpointer?
-    /// The bulk write in progress journals in a rollback journal, not the write-ahead log
-    /// (`enterBulkWrite`); the log comes back with `releaseMemory`.
-    var writesWithoutLog = false
+    /// The catch-up in progress journals in a rollback journal, not the write-ahead log
+    /// (`enterBulkWrite`); the log comes back with `releaseMemory`, or first when a
+    /// connection beside the engine's opens (`connectionBesideOpening`).
+    var outOfTheLog = false
     /// Connections the owner opened beside the engine's (`connectionBesideOpening`): while
     /// any is open, bulk writes keep the write-ahead log.
     var connectionsBeside = 0
@@ -166,7 +171,7 @@ public final class Replica {
     public func markClosedCleanly() throws {
         // The parallel reader closes first, so the writer is the last connection and removes
         // the write-ahead log as it closes.
-        parallelReaderConnection = nil
+        closeParallelReader()
         stopCheckpointer()
         try setMeta(Self.closedCleanlyKey, 1)
     }

@@ -22,8 +22,10 @@ import CSQLite
 /// everything, and the thread starts a pass either while the engine waits (no commit then) or
 /// at three quarters of the limit, which the log reaches only well after it started again.
 ///
-/// Started by `Replica.enterBulkWrite` and stopped by `releaseMemory`, so an idle daemon has
-/// neither the thread nor the connection.
+/// Started by `Replica.enterBulkWrite` for an import, or for a catch-up that keeps the log (a
+/// connection beside the engine's is open: `Replica.connectionBesideOpening`, which also
+/// starts it when it brings a catch-up back into the log), and stopped by `releaseMemory`, so
+/// an idle daemon has neither the thread nor the connection.
 final class WALCheckpointer: @unchecked Sendable {
     /// Used on the checkpointing thread only.
     private let database: Database
