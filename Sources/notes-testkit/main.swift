@@ -7,7 +7,8 @@
 //   notes-testkit catch-up-writer SOURCE DB BATCH
 //       Applies the replica at SOURCE to the replica at DB in batches of BATCH entries, as a
 //       catch-up does (a bulk write). Prints `journal <mode>` once the bulk write has begun,
-//       and `ok <entries held>` after each batch commits: what a receiver acknowledges.
+//       `applying <entries>` as each batch begins, and `ok <entries held>` after it commits:
+//       what a receiver acknowledges.
 import Foundation
 import Merge
 import Peer
@@ -68,7 +69,9 @@ func catchUp(from sourcePath: String, into path: String, batch: Int) throws {
             emit("journal \(try copy.database.first("PRAGMA journal_mode") { $0.text(0) } ?? "?")")
             announced = true
         }
-        let outcome = try copy.apply(entries.map { $0.checked() }, now: UInt64(Date().timeIntervalSince1970 * 1000))
+        let checked = entries.map { $0.checked() }
+        emit("applying \(checked.count)")
+        let outcome = try copy.apply(checked, now: UInt64(Date().timeIntervalSince1970 * 1000))
         guard outcome.need == nil, outcome.rejected == nil else { fail("the copy could not apply a batch: \(outcome)") }
         emit("ok \(copy.vector.counters.values.reduce(0, +))")
     }

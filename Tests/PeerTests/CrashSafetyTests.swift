@@ -76,37 +76,43 @@ import TestSupport
     /// At least one of the kills must land inside a commit, leaving a journal to roll back.
     @Test func aCatchUpKilledMidBatchKeepsWhatItAcknowledged() async throws {
         try await offThePool {
+            let directory = try TemporaryDirectory()
+            let source = directory.file("source.db")
+            do {
+                let replica = try Replica(path: source, randomBytes: SeededBytes.source(seed: 21))
+                try replica.inOneTransaction {
+                    for index in 0..<Self.catchUpNotes {
+                        _ = try replica.createNote(
+                            title: "Note \(index)", body: paragraphs((0..<6).map { "paragraph \($0) of note \(index)" }),
+                            now: 1_000 + UInt64(index))
+                    }
+                }
+            }
             var journalsLeft = 0
-            for seed: UInt64 in 21...26 where try Self.killCatchUp(seed: seed) { journalsLeft += 1 }
+            for seed: UInt64 in 21...26 where try Self.killCatchUp(from: source, into: directory.file("copy-\(seed).db"), seed: seed) {
+                journalsLeft += 1
+            }
             #expect(journalsLeft > 0, "no kill landed inside a commit")
         }
     }
 
-    /// One catch-up killed at a moment `seed` draws; whether it left a journal behind.
-    static func killCatchUp(seed: UInt64) throws -> Bool {
-        let directory = try TemporaryDirectory()
-        let sourcePath = directory.file("source.db"), path = directory.file("copy.db")
-        let notes = 3_000, batch = 400
-        do {
-            let source = try Replica(path: sourcePath, randomBytes: SeededBytes.source(seed: seed))
-            try source.inOneTransaction {
-                for index in 0..<notes {
-                    _ = try source.createNote(
-                        title: "Note \(index)", body: paragraphs((0..<6).map { "paragraph \($0) of note \(index), seed \(seed)" }),
-                        now: 1_000 + UInt64(index))
-                }
-            }
-        }
+    static let catchUpNotes = 4_000, catchUpBatch = 800
+
+    /// One catch-up of `source` into a new library at `path`, killed at a moment `seed` draws:
+    /// while a batch applies, or just after (the child says when each begins). Whether it left
+    /// a journal behind.
+    static func killCatchUp(from source: String, into path: String, seed: UInt64) throws -> Bool {
+        let notes = catchUpNotes, batch = catchUpBatch
         var random = SplitMix64(seed: seed)
-        let killAfter = 1 + Int(random.next() % 4)
-        let log = directory.file("catch-up.log")
+        let killIn = 2 + Int(random.next() % 3)
+        let log = path + ".log"
         let process = try ChildProcess.background(
-            [builtProduct("notes-testkit"), "catch-up-writer", sourcePath, path, "\(batch)"], logPath: log)
+            [builtProduct("notes-testkit"), "catch-up-writer", source, path, "\(batch)"], logPath: log)
         func lines() -> [String] {
             ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
         }
-        _ = poll(seconds: 60, every: 1_000) { lines().filter { $0.hasPrefix("ok ") }.count >= killAfter || process.exitStatus != nil }
-        usleep(UInt32(random.next() % 40_000))
+        _ = poll(seconds: 60, every: 1_000) { lines().filter { $0.hasPrefix("applying ") }.count >= killIn || process.exitStatus != nil }
+        usleep(UInt32(random.next() % 30_000))
         #expect(process.exitStatus == nil, "seed \(seed): the catch-up ended before it was killed; see \(log)")
         process.signal(SIGKILL)
         process.waitForExit(timeout: .seconds(10))
