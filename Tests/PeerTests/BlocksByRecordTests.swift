@@ -5,8 +5,8 @@ import Testing
 import TestSupport
 
 /// Blocks kept per record (schema migration 10, docs/decisions.md "Blocks keyed by record"):
-/// the migration of a library stored by hash, a peer's `need` answered without an index by
-/// hash, and blocks sent ahead of their entry.
+/// the migration of a library stored by hash, reading a record's blocks from its packs, a
+/// peer's `need` answered without an index by hash, and blocks sent ahead of their entry.
 @Suite struct BlocksByRecordTests {
     let directory: TemporaryDirectory
     let a: Replica, b: Replica
@@ -63,6 +63,7 @@ import TestSupport
         try a.database.execute("VACUUM INTO '\(path)'")
         do {
             let older = try Database(path: path)
+            try BlockPacksTests.undoMigration16(older)
             try older.execute(RevisionsByRecordTests.undoMigration14 + Self.undoMigration10 + "PRAGMA user_version = 9;")
             #expect(try rows(older, "SELECT count(*) FROM blocks WHERE data = (SELECT data FROM blocks WHERE refs > 1 LIMIT 1)") == 1)
         }
@@ -73,12 +74,10 @@ import TestSupport
         let leftovers = "SELECT count(*) FROM sqlite_schema WHERE name IN ('blocks_by_hash', 'heads_by_revision', 'heads_by_record')"
         #expect(try rows(migrated.database, leftovers) == 0)
         // The shared paragraph is now each live note's own (the purged note gave its up), and
-        // the store matches, row for row, the one the same history builds under schema 10.
-        let keyed = "SELECT group_concat(hex(record) || hex(hash) || refs, ',') FROM (SELECT * FROM blocks ORDER BY record, hash)"
-        #expect(try migrated.database.first(keyed) { $0.text(0) } == a.database.first(keyed) { $0.text(0) })
+        // the store holds, block for block, what the same history stores today.
+        #expect(try migrated.storedBlockList().map { $0.split(separator: " ").prefix(2) } == a.storedBlockList().map { $0.split(separator: " ").prefix(2) })
         let sharedHash = RevisionCodec.blockHash(Block.paragraph(shared).encoded())
-        let holders = try migrated.database.first("SELECT count(*) FROM blocks WHERE hash = ?1", [.hash(sharedHash)]) { $0.int(0) }
-        #expect(holders == 2)
+        #expect(try migrated.storedBlockList().filter { $0.contains(sharedHash.description) }.count == 2)
     }
 
     /// Puts a database of schema 12 back as schema 11 left it: blocks in a rowid table beside
@@ -95,20 +94,22 @@ import TestSupport
         try a.editNote(first, NoteEdit(body: paragraphs(["one", "two, edited", "three"])), now: 2_000)
         _ = try a.createNote(title: "Second", body: paragraphs(["one", "four"]), now: 3_000)
         let before = try bodies(a)
-        let everyBlock = "SELECT group_concat(hex(record) || hex(hash) || refs || hex(data), ',') FROM (SELECT * FROM blocks ORDER BY record, hash)"
-        let blocksBefore = try a.database.first(everyBlock) { $0.text(0) }
+        let blocksBefore = try a.storedBlockList()
 
         let path = directory.file("schema11.db")
         try a.database.execute("VACUUM INTO '\(path)'")
         do {
             let older = try Database(path: path)
+            try BlockPacksTests.undoMigration16(older)
+            #expect(try older.first("SELECT sql FROM sqlite_schema WHERE name = 'blocks'") { $0.text(0) }?.contains("WITHOUT ROWID") == true)
             try older.execute(RevisionsByRecordTests.undoMigration14 + Self.undoMigration12 + "PRAGMA user_version = 11;")
         }
         let migrated = try Replica(path: path)
         #expect(try migrated.database.userVersion == Schema.migrations.count)
-        #expect(try migrated.database.first("SELECT sql FROM sqlite_schema WHERE name = 'blocks'") { $0.text(0) }?.contains("WITHOUT ROWID") == true)
-        #expect(try rows(migrated.database, "SELECT count(*) FROM sqlite_schema WHERE name = 'blocks_keyed'") == 0)
-        #expect(try migrated.database.first(everyBlock) { $0.text(0) } == blocksBefore)
+        #expect(try rows(migrated.database, "SELECT count(*) FROM sqlite_schema WHERE name IN ('blocks', 'blocks_keyed')") == 0)
+        // Each block is now a pack of its own, with the block's references (one revision each here).
+        #expect(try migrated.storedBlockList() == blocksBefore)
+        #expect(try migrated.storedBlockCount() == migrated.packCount())
         #expect(try bodies(migrated) == before)
         #expect(try migrated.integrityProblems() == [])
         // It goes on storing and sharing blocks as before.
@@ -117,56 +118,50 @@ import TestSupport
         #expect(try migrated.integrityProblems() == [])
     }
 
-    /// Blocks are inserted up to 16 to a statement: a body of 40, with repeats, arrives whole.
-    @Test func aBodyOfMoreBlocksThanOneInsertTakesArrivesWhole() throws {
+    /// A body of 40 blocks with repeats arrives whole, its 30 blocks one pack.
+    @Test func aBodyOfManyBlocksWithRepeatsArrivesWholeInOnePack() throws {
         let texts = (1...40).map { "paragraph \($0 % 30)" }
         let long = try a.createNote(title: "Long", body: paragraphs(texts), now: 1_000)
         try syncAll([a, b])
         #expect(try b.note(long)?.body == paragraphs(texts))
-        #expect(try rows(b.database, "SELECT count(*) FROM blocks") == 30)
-        #expect(try rows(b.database, "SELECT sum(refs) FROM blocks") == 30)
+        #expect(try b.storedBlockCount() == 30)
+        #expect(try b.packCount() == 1)
+        #expect(try rows(b.database, "SELECT sum(refs) FROM block_packs") == 1)
         #expect(try b.integrityProblems() == [])
     }
 
-    @Test func aRevisionsBlocksAreReadInOnePassOverTheRecordOrOneByOneBeyondIt() throws {
+    @Test func aRevisionsBlocksAreReadFromThePacksHoldingThemInOnePassThatStopsWhenAllAreFound() throws {
         // A note rewritten many times holds many more blocks than any one revision names.
         let note = try a.createNote(title: "Rewritten", body: paragraphs((1...6).map { "first \($0)" }), now: 1_000)
         for round in 1...30 {
             try a.editNote(note, NoteEdit(body: paragraphs((1...6).map { "round \(round), paragraph \($0)" })), now: 1_000 + UInt64(round) * 3_600_000)
         }
-        let stored = try a.database.rows("SELECT hash FROM blocks WHERE record = ?1 ORDER BY hash", [.record(note)]) { $0.hash(0)! }
-        #expect(stored.count == 186)
-        // The first six in the table's order are met within the pass; the last six lie past
-        // where it gives up, and are read one by one.
-        let early = Array(stored.prefix(6)), late = Array(stored.suffix(6))
-        #expect(stored.count - 6 > Replica.rangeReadRows(asked: 6))
+        #expect(try a.storedBlockCount(of: note) == 186)
+        #expect(try a.packCount(of: note) == 31)
+        let hashes = { (texts: [String]) in paragraphs(texts).map { RevisionCodec.blockHash($0.encoded()) } }
+        // The first revision's pack is the first the pass meets; the last revision's, the last.
+        let early = hashes((1...6).map { "first \($0)" }), late = hashes((1...6).map { "round 30, paragraph \($0)" })
         let absent = Hash256(bytes: [UInt8](repeating: 7, count: 32))!
-        for asked in [early, late, early + [late[0], early[0], absent], Array(stored.reversed()), Array(early.prefix(2))] {
-            let oneByOne = try asked.map { try a.blockData(note, $0) }
+        for asked in [early, late, early + [late[0], early[0], absent], late + early, Array(early.prefix(2)), [absent]] {
             let read = try a.storedBlocks(asked, of: note)
-            #expect(read == oneByOne)
-            #expect(read.filter { $0 == nil }.count == (asked.contains(absent) ? 1 : 0))
+            #expect(read.count == asked.count)
+            for (hash, data) in zip(asked, read) {
+                #expect(data.map(RevisionCodec.blockHash) == (hash == absent ? nil : hash))
+            }
         }
         #expect(throws: ReplicaError.self) { try a.blockData([early[0], absent], of: note) }
 
-        // Which reads served them (SQLite's steps per statement): the early six come from the
-        // pass alone; the late six from a pass that gave up early, then one statement each.
-        let pass = "SELECT hash, data FROM blocks WHERE record = ?1"
-        let single = "SELECT data FROM blocks WHERE record = ?1 AND hash = ?2"
-        func steps(_ read: () throws -> Void) rethrows -> (pass: Int, single: Int) {
-            let before = a.database.statementCountersBySQL
+        // SQLite's steps for the pass: one pack's worth for the early six, every pack's for the late.
+        let pass = "SELECT directory, data FROM block_packs WHERE record = ?1"
+        func steps(_ read: () throws -> Void) rethrows -> Int {
+            let before = a.database.statementCountersBySQL[pass]?.virtualMachineSteps ?? 0
             try read()
-            let after = a.database.statementCountersBySQL
-            func delta(_ sql: String) -> Int { (after[sql]?.virtualMachineSteps ?? 0) - (before[sql]?.virtualMachineSteps ?? 0) }
-            return (delta(pass), delta(single))
+            return (a.database.statementCountersBySQL[pass]?.virtualMachineSteps ?? 0) - before
         }
         let earlySteps = try steps { _ = try a.storedBlocks(early, of: note) }
-        #expect(earlySteps.pass > 0 && earlySteps.single == 0)
         let lateSteps = try steps { _ = try a.storedBlocks(late, of: note) }
-        #expect(lateSteps.single > 0)
-        let wholeSteps = try steps { _ = try a.storedBlocks(Array(stored.reversed()), of: note) }
-        #expect(wholeSteps.single == 0)
-        #expect(lateSteps.pass * 4 < wholeSteps.pass, "the pass for six stopped after \(Replica.rangeReadRows(asked: 6)) of \(stored.count) rows")
+        #expect(earlySteps > 0)
+        #expect(earlySteps * 10 < lateSteps, "the pass for the first pack took \(earlySteps) steps, for the last \(lateSteps)")
     }
 
     @Test func aNeedIsAnsweredFromTheEntryThePeerLacksOrElseFromAnyRecord() throws {
@@ -193,7 +188,7 @@ import TestSupport
         }
         // As the session sends a large note: its blocks first, then the entry without them.
         try b.storeBlocks(blocks + [Block.paragraph("sent, never used").encoded()])
-        #expect(try rows(b.database, "SELECT count(*) FROM blocks") == 0, "blocks sent ahead are not stored until used")
+        #expect(try b.storedBlockCount() == 0, "blocks sent ahead are not stored until used")
         #expect(b.sentBlocksAwaitingUse.count == 3)
         let slim = EntryPayload(dot: entries[0].dot, revision: entries[0].revision, content: .full(data: data, blocks: []))
         let outcome = try b.apply([slim], now: 2_000)
@@ -202,7 +197,7 @@ import TestSupport
         #expect(b.sentBlocksAwaitingUse.count == 1, "the two used are the note's now")
         try b.releaseMemory()
         #expect(b.sentBlocksAwaitingUse.isEmpty && b.sentBlocksAwaitingBytes == 0)
-        #expect(try rows(b.database, "SELECT count(*) FROM blocks") == 2)
+        #expect(try b.storedBlockCount() == 2)
         #expect(try b.integrityProblems() == [])
     }
 
@@ -225,11 +220,11 @@ import TestSupport
         let id = try a.createNote(title: "Private", body: paragraphs(["secret one", "secret two"]), now: 1_000)
         // A block the note shows that no revision uses, as the merge stores one it composed.
         let composed = Block.paragraph("composed by a merge").encoded()
-        try a.database.run(
-            "INSERT INTO blocks (record, hash, refs, data) VALUES (?1, ?2, 0, ?3)",
-            [.record(id), .hash(RevisionCodec.blockHash(composed)), .blob(composed)])
+        var places: BlockPlaces?
+        try a.storeComposedBlock(composed, hash: RevisionCodec.blockHash(composed), of: id, places: &places)
+        #expect(try a.storedBlockCount(of: id) == 3)
         try a.purgeNote(id, now: 2_000)
-        #expect(try a.database.first("SELECT count(*) FROM blocks WHERE record = ?1", [.record(id)]) { $0.int(0) } == 0)
+        #expect(try a.packCount(of: id) == 0)
         #expect(try a.integrityProblems() == [])
     }
 }

@@ -89,6 +89,7 @@ import TestSupport
         do {
             // Back to schema 12: its triggers, and counts gone wrong for the recount to mend.
             let older = try Database(path: path)
+            try BlockPacksTests.undoMigration16(older)
             try older.execute(
                 RevisionsByRecordTests.undoMigration14 + """
                 CREATE TRIGGER notes_counted_on_insert AFTER INSERT ON notes BEGIN

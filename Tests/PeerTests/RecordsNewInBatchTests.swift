@@ -21,7 +21,7 @@ import TestSupport
 
     private static let headsRead = "SELECT revision FROM heads WHERE record = ?1"
     private static let rowRead = "SELECT trashed, folder FROM notes WHERE id = ?1"
-    private static let blockRead = "SELECT 1 FROM blocks WHERE record = ?1 AND hash = ?2"
+    private static let blockRead = Replica.placesRead
 
     /// Everything a reader sees of a replica's notes, and what it keeps about them.
     private func state(_ replica: Replica) throws -> [String] {
@@ -42,11 +42,9 @@ import TestSupport
         return shown + stamps + heads + counts + ["notes \(try replica.noteCount)"] + (try blocks(replica))
     }
 
-    /// Each stored block with its references.
+    /// Each stored block with its pack's references.
     private func blocks(_ replica: Replica) throws -> [String] {
-        try replica.database.rows("SELECT hex(record), hex(hash), refs FROM blocks ORDER BY record, hash") {
-            "block \($0.text(0)) \($0.text(1)) \($0.int(2))"
-        }
+        try replica.storedBlockList().map { "block \($0)" }
     }
 
     /// The notes of a history with every shape, made and seen by `d`.
@@ -97,14 +95,15 @@ import TestSupport
         let before = batched.database.statementCountersBySQL
         let outcome = try batched.apply(entries.map { $0.checked() }, now: 600_000)
         #expect(outcome.need == nil && outcome.rejected == nil && outcome.applied == entries.count)
-        // Every record was new to the batch: none had its heads, its row or a block read
-        // back, and its blocks went in without the upsert.
+        // Every record was new to the batch: none had its heads, its row or where its blocks
+        // are read back, and each revision's new blocks went in as one pack.
         let after = batched.database.statementCountersBySQL
         for sql in [Self.headsRead, Self.rowRead, Self.blockRead] {
             #expect(after[sql] == before[sql], "\(sql) ran")
         }
-        #expect(!after.keys.contains { $0.hasPrefix("INSERT INTO blocks") && after[$0] != before[$0] }, "a block was upserted")
-        #expect(Replica.newBlockInserts.contains { after[$0] != nil && after[$0] != before[$0] }, "no block was inserted as known new")
+        let packInserts = after.filter { $0.key.hasPrefix("INSERT INTO block_packs") }.values.reduce(0) { $0 + $1.runs }
+        #expect(packInserts == (try batched.packCount()), "one insert per pack")
+        #expect(try batched.storedBlockCount() > batched.packCount(), "a revision's blocks share a pack")
 
         let oneByOne = try Replica(path: directory.file("one-by-one.db"), randomBytes: SeededBytes.source(seed: 74))
         for entry in entries {
@@ -214,13 +213,12 @@ import TestSupport
     @Test func aRecordHoldingOnlyABlockIsHeldAndItsBlockCounted() throws {
         let note = try a.createNote(title: "Stray", body: paragraphs(["kept", "other"]), now: 1_000)
         let entries = try a.entries(missingFrom: VersionVector(), maxCount: 10_000, maxBytes: .max)
-        let (hash, data) = try #require(try a.database.first("SELECT hash, data FROM blocks WHERE record = ?1 ORDER BY hash", [.record(note)]) {
-            ($0.hash(0)!, $0.blob(1))
-        })
+        let hash = try #require(try a.note(note)?.body.map { RevisionCodec.blockHash($0.encoded()) }.min())
+        let data = try #require(try a.blockData(note, hash))
         var results: [[String]] = []
         for (name, batched) in [("stray-batched.db", true), ("stray-single.db", false)] {
             let receiver = try Replica(path: directory.file(name), randomBytes: SeededBytes.source(seed: 76))
-            try receiver.database.run("INSERT INTO blocks (record, hash, refs, data) VALUES (?1, ?2, 0, ?3)", [.record(note), .hash(hash), .blob(data)])
+            try receiver.storePack([(hash, data)], of: note, revision: nil)
             for batch in batched ? [entries] : entries.map({ [$0] }) {
                 let outcome = try receiver.apply(batch, now: 600_000)
                 #expect(outcome.need == nil && outcome.rejected == nil && outcome.applied == batch.count)
@@ -243,7 +241,7 @@ import TestSupport
         }
         // A stray block alone makes its record held too.
         let stray = RecordID(high: held.max()!.high, low: held.max()!.low &+ 1)
-        try store.database.run("INSERT INTO blocks (record, hash, refs, data) VALUES (?1, ?2, 0, x'00')", [.record(stray), .hash(Hash256(bytes: [UInt8](repeating: 3, count: 32))!)])
+        try store.storePack([(Hash256(bytes: [UInt8](repeating: 3, count: 32))!, [0])], of: stray, revision: nil)
         held.append(stray)
         func queries() -> Int { store.database.statementCountersBySQL[Replica.holdsAnythingInRange]?.runs ?? 0 }
         for round in 0..<30 {
@@ -270,13 +268,13 @@ import TestSupport
                 isTombstone: tombstone, body: [])
         }
         var known = RecordNewInBatch()
-        known.add(id(1), header: header([]), storedBlocks: SortedBlockHashes())
-        known.add(id(2), header: header([id(1)]), storedBlocks: SortedBlockHashes())
+        known.add(id(1), header: header([]), pack: nil)
+        known.add(id(2), header: header([id(1)]), pack: nil)
         #expect(known.heads == [id(2)])
-        known.add(id(3), header: header([id(1)]), storedBlocks: SortedBlockHashes())
+        known.add(id(3), header: header([id(1)]), pack: nil)
         #expect(known.heads.sorted() == [id(2), id(3)])
         #expect(!known.hasTombstone)
-        known.add(id(4), header: header([id(2), id(3)], tombstone: true), storedBlocks: SortedBlockHashes())
+        known.add(id(4), header: header([id(2), id(3)], tombstone: true), pack: nil)
         #expect(known.heads == [id(4)])
         #expect(known.hasTombstone)
         #expect(known.revisions == [id(1), id(2), id(3), id(4)])

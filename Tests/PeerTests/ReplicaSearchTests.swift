@@ -70,6 +70,7 @@ import TestSupport
         do {
             let older = try Replica(path: path, randomBytes: SeededBytes.source(seed: 9))
             _ = try older.createNote(title: "Older", body: HTMLBlocks.split("<p>indexed before migration 15</p>"), now: 1)
+            try BlockPacksTests.undoMigration16(older.database)
             try older.database.execute("DELETE FROM note_search_config WHERE k = 'automerge'; PRAGMA user_version = 14;")
             #expect(try automerge(older) == nil)
         }

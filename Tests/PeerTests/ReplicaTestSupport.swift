@@ -47,3 +47,27 @@ func syncAll(_ replicas: [Replica], now: UInt64 = 1_000) throws {
         }
     }
 }
+
+extension Replica {
+    /// Every stored block as "record hash refs" (the references of the pack holding it), in
+    /// order: what the block store holds, whatever the shape of its packs.
+    func storedBlockList() throws -> [String] {
+        var list: [String] = []
+        try forEachStoredBlock { record, hash, _, refs in list.append("\(record) \(hash) \(refs)") }
+        return list.sorted()
+    }
+
+    /// How many blocks are stored, under `record` or in all.
+    func storedBlockCount(of record: RecordID? = nil) throws -> Int {
+        var count = 0
+        try forEachStoredBlock { stored, _, _, _ in if record == nil || stored == record { count += 1 } }
+        return count
+    }
+
+    /// How many block packs (rows) are stored, under `record` or in all.
+    func packCount(of record: RecordID? = nil) throws -> Int {
+        let count = try record.map { try database.first("SELECT count(*) FROM block_packs WHERE record = ?1", [.record($0)]) { $0.int(0) } }
+            ?? database.first("SELECT count(*) FROM block_packs") { $0.int(0) }
+        return Int(count ?? -1)
+    }
+}

@@ -142,8 +142,7 @@ import TestSupport
         try replica.purgeNote(gone, now: 3_000)
         #expect(try replica.note(gone) == nil)
         #expect(try replica.note(keep)?.body == paragraphs(["shared paragraph"]))
-        let blockCount = try replica.database.first("SELECT count(*) FROM blocks") { $0.int(0) }
-        #expect(blockCount == 1)
+        #expect(try replica.storedBlockCount() == 1)
         let leftovers = try replica.database.first(
             "SELECT count(*) FROM revisions WHERE record = ?1 AND purged = 0 AND tombstone = 0", [.blob(gone.bytes)]) { $0.int(0) }
         #expect(leftovers == 0)
@@ -164,7 +163,7 @@ import TestSupport
         #expect(replica.vector[replica.replicaID] == 1)
         #expect(try replica.note(id)?.body == paragraphs(["v50"]))
         // Blocks of replaced revisions are freed.
-        #expect(try replica.database.first("SELECT count(*) FROM blocks") { $0.int(0) } == 1)
+        #expect(try replica.storedBlockCount() == 1)
         // Once offered to a peer, the next edit is a new revision.
         try replica.markOffered()
         try replica.editNote(id, NoteEdit(body: paragraphs(["after offer"])), now: 60_000)

@@ -67,6 +67,7 @@ import TestSupport
         try a.database.execute("VACUUM INTO '\(path)'")
         do {
             let older = try Database(path: path)
+            try BlockPacksTests.undoMigration16(older)
             try older.execute(Self.undoMigration14 + "PRAGMA user_version = 13;")
             #expect(try older.first("SELECT count(*) FROM pragma_table_info('log') WHERE name = 'record'") { $0.int(0) } == 0)
         }
@@ -100,6 +101,7 @@ import TestSupport
         try a.database.execute("VACUUM INTO '\(path)'")
         do {
             let older = try Database(path: path)
+            try BlockPacksTests.undoMigration16(older)
             try older.execute(Self.undoMigration14 + "PRAGMA user_version = 13;")
             try older.run("DELETE FROM revisions WHERE record = ?1", [.record(id)])
         }

@@ -164,6 +164,9 @@ public final class Database {
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes(handle)) }
 
+    /// The rowid of the row this connection inserted last.
+    public var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
     public var isInTransaction: Bool { transactionDepth > 0 }
 
     /// Runs `body` in one transaction (`BEGIN IMMEDIATE`, so it takes the write lock up front):

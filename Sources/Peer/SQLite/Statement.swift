@@ -245,6 +245,13 @@ public struct Row {
 
     public func optionalBlob(_ column: Int32) -> [UInt8]? { isNull(column) ? nil : blob(column) }
 
+    /// A blob lent in place, valid only during `body`: reading it needs no array.
+    public func withBlob<R>(_ column: Int32, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        let count = Int(sqlite3_column_bytes(statement.handle, column))
+        guard count > 0, let pointer = sqlite3_column_blob(statement.handle, column) else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return try body(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
     /// A 32-byte hash read in place; nil for NULL or a value of another size.
     public func hash(_ column: Int32) -> Hash256? {
         let count = Int(sqlite3_column_bytes(statement.handle, column))

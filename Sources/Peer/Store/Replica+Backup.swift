@@ -253,6 +253,7 @@ extension Replica {
             try database.run("INSERT INTO vector (replica, seq) VALUES (?1, ?2)", [.record(newReplica.raw), .integer(Int64(kept.count))])
         }
         var affected: [RecordID: RecordKind] = [:]
+        var unsettled: [RecordID: [Int64]] = [:]
         for (seq, record, revision) in dropped.reversed() {
             try database.run("DELETE FROM log WHERE replica = ?1 AND seq = ?2", [.record(old.raw), .integer(Int64(seq))])
             // A derived revision (a conflict copy) may be named by a peer's entry too: it stays.
@@ -263,11 +264,12 @@ extension Replica {
             else { continue }
             let row = (stored.record, stored.kind, parts.body, stored.purged)
             affected[row.0] = row.1
-            if !row.3 { try Replica.releaseBlocks(row.2, of: row.0, in: database) }
+            if !row.3 { unsettled[row.0, default: []] += try Replica.releaseBlocks(row.2, of: revision, record: row.0, in: database) }
             try database.run("DELETE FROM heads WHERE record = ?1 AND revision = ?2", [.record(row.0), .hash(revision)])
             try Replica.detachDeltaChildren(of: revision, record: row.0, in: database)
             try database.run("DELETE FROM revisions WHERE record = ?1 AND id = ?2", [.record(record), .hash(revision)])
         }
+        for (record, packs) in unsettled.sorted(by: { $0.key < $1.key }) { try Replica.settlePacks(packs, of: record, in: database) }
         for (record, kind) in affected {
             try database.run("DELETE FROM heads WHERE record = ?1", [.record(record)])
             let rows = try database.rows("SELECT id, parents FROM revisions WHERE record = ?1", [.record(record)]) {

@@ -3,7 +3,7 @@ import Merge
 extension Replica {
     /// Checks SQLite's own integrity and the replica's invariants: every revision has a log
     /// entry and its blocks, the log is contiguous and matches the vector, every record has a
-    /// head, block reference counts are exact, and the kept note counts are right.
+    /// head, each block pack's reference count is exact and it keeps no block nothing uses, and the kept note counts are right.
     /// Returns the problems found (empty: healthy).
     public func integrityProblems() throws -> [String] {
         var problems = try database.check(full: true).map { "sqlite: \($0)" }
@@ -43,7 +43,7 @@ extension Replica {
             let record: RecordID
             let hash: BlockHash
         }
-        var references: [RecordBlock: Int64] = [:]
+        var used: [RecordBlock: [RevisionID]] = [:]
         var (unreadable, misnamed) = (0, 0)
         let records = try database.rows("SELECT DISTINCT record FROM revisions") { $0.recordID(0)! }
         for record in records {
@@ -53,19 +53,35 @@ extension Replica {
             }
             for row in rows where !row.purged {
                 if Sodium.hash256(row.data) != row.id { misnamed += 1 }
-                for hash in Set(row.body) { references[RecordBlock(record: record, hash: hash), default: 0] += 1 }
+                for hash in Set(row.body) { used[RecordBlock(record: record, hash: hash), default: []].append(row.id) }
             }
         }
         if unreadable > 0 { problems.append("the stored revisions of \(unreadable) record(s) cannot be read") }
         if misnamed > 0 { problems.append("\(misnamed) revision(s) no longer hash to their id") }
+        // Each pack's reference count is the number of revisions using a block of it, and a
+        // pack some revision uses holds no block that none does (`settlePacks`); a pack of
+        // blocks the merge composed has no reference.
         var stored: [RecordBlock: Int64] = [:]
-        try database.statement("SELECT record, hash, refs FROM blocks").forEach { row in
-            stored[RecordBlock(record: row.recordID(0)!, hash: Hash256(bytes: row.blob(1))!)] = row.int(2)
+        var packUsers: [Int64: Set<RevisionID>] = [:], packRefs: [Int64: Int64] = [:]
+        var (repeated, unused) = (0, 0)
+        do {
+            try forEachStoredBlock { record, hash, pack, refs in
+                let block = RecordBlock(record: record, hash: hash)
+                if stored.updateValue(pack, forKey: block) != nil { repeated += 1 }
+                packRefs[pack] = refs
+                let users = used[block] ?? []
+                if users.isEmpty, refs > 0 { unused += 1 }
+                packUsers[pack, default: []].formUnion(users)
+            }
+        } catch {
+            problems.append("the block store cannot be read: \(error)")
         }
-        let missing = references.keys.filter { stored[$0] == nil }
+        if repeated > 0 { problems.append("\(repeated) block(s) are stored twice under their record") }
+        if unused > 0 { problems.append("\(unused) block(s) are kept in packs though no revision uses them") }
+        let missing = used.keys.filter { stored[$0] == nil }
         if !missing.isEmpty { problems.append("\(missing.count) block(s) used by revisions are missing") }
-        let miscounted = references.filter { block, uses in stored[block].map { $0 != uses } ?? false }
-        if !miscounted.isEmpty { problems.append("\(miscounted.count) block(s) have a wrong reference count") }
+        let miscounted = packRefs.filter { pack, refs in Int64(packUsers[pack]?.count ?? 0) != refs }
+        if !miscounted.isEmpty { problems.append("\(miscounted.count) block pack(s) have a wrong reference count") }
         try database.statement("SELECT id, body FROM notes").forEach { row in
             let note = row.recordID(0)!
             if Self.hashes(row.blob(1)).contains(where: { stored[RecordBlock(record: note, hash: $0)] == nil }) {

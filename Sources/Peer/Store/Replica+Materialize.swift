@@ -234,6 +234,7 @@ extension Replica {
         }
         var body: [BlockHash] = []
         body.reserveCapacity(note.body.count)
+        var places: BlockPlaces?
         for block in note.body {
             if let hash = blockHashes[block] {
                 body.append(hash)
@@ -241,9 +242,7 @@ extension Replica {
                 // A block the merge composed itself: store it so the state never points at nothing.
                 let encoded = block.encoded()
                 let hash = RevisionCodec.blockHash(encoded)
-                try database.run(
-                    "INSERT OR IGNORE INTO blocks (record, hash, refs, data) VALUES (?1, ?2, 0, ?3)",
-                    [.record(id), .hash(hash), .blob(encoded)])
+                try storeComposedBlock(encoded, hash: hash, of: id, places: &places)
                 body.append(hash)
             }
         }
@@ -267,7 +266,7 @@ extension Replica {
             }
             // Blocks the merge composed for the note's shown state (`writeNote`) belong to no
             // revision, so no release frees them: the note shows nothing now, so they go too.
-            try database.run("DELETE FROM blocks WHERE record = ?1 AND refs <= 0", [.record(id)])
+            try database.run("DELETE FROM block_packs WHERE record = ?1 AND refs <= 0", [.record(id)])
             return
         }
         switch wasTrashed {
@@ -349,13 +348,15 @@ extension Replica {
     /// back, but loses its data and its claim on blocks. An edit made concurrently with the
     /// deletion is not an ancestor of the tombstone and keeps its text (the edit wins).
     func purgeContent(of erased: Set<RevisionID>, rows: [RevisionID: RevisionRow]) throws {
+        var unsettled: [RecordID: [Int64]] = [:]
         for id in erased.sorted() {
             guard let row = rows[id], !row.purged, !row.tombstone else { continue }
-            try releaseBlocks(row.body, of: row.record)
+            unsettled[row.record, default: []] += try releaseBlocks(row.body, of: id, record: row.record)
             try Self.detachDeltaChildren(of: id, record: row.record, in: database)
             // The body list stays: hashes reveal no text, and edits may be sent against it.
             try database.run("UPDATE revisions SET data = x'', purged = 1 WHERE record = ?1 AND id = ?2", [.record(row.record), .hash(id)])
         }
+        for (record, packs) in unsettled.sorted(by: { $0.key < $1.key }) { try settlePacks(packs, of: record) }
     }
 
     /// Writes the conflict copy for `conflict` unless this replica already has that record
@@ -391,10 +392,10 @@ extension Replica {
         let encoded = RevisionCodec.encode(revision)
         if authored { try Self.checkSendable(encoded) }
         let header = try RevisionCodec.header(encoded.bytes)
-        let missing = try insertRevision(
+        let inserted = try insertRevision(
             id: encoded.id, header: header, data: encoded.bytes, body: SortedBlockHashes(header.body),
             newBlocks: SuppliedBlocks(hashes: encoded.blocks.map(\.hash), encoded: encoded.blocks.map(\.encoded)))
-        precondition(missing.isEmpty, "a local revision supplies all of its blocks")
+        precondition(inserted.missing.isEmpty, "a local revision supplies all of its blocks")
         return RevisionRow(encoded.id, header: header, data: encoded.bytes)
     }
 
@@ -425,16 +426,15 @@ struct RecordNewInBatch {
     private(set) var revisions: Set<RevisionID> = []
     private(set) var heads: [RevisionID] = []
     private(set) var hasTombstone = false
-    /// The blocks stored under the record, so far all by this batch.
-    private(set) var blocks = SortedBlockHashes()
+    /// Where the blocks stored under the record are, so far all by this batch.
+    private(set) var places = BlockPlaces()
 
-    /// `storedBlocks`: the revision's body, sorted, when its blocks were stored with it (not
-    /// for a purged revision's stub).
-    mutating func add(_ revision: RevisionID, header: RevisionHeader, storedBlocks: SortedBlockHashes?) {
+    /// `pack`: the pack the revision's new blocks went into, and their hashes.
+    mutating func add(_ revision: RevisionID, header: RevisionHeader, pack: (id: Int64, hashes: [BlockHash])?) {
         revisions.insert(revision)
         heads.removeAll { header.parents.contains($0) }
         if !heads.contains(revision) { heads.append(revision) }
         hasTombstone = hasTombstone || header.isTombstone
-        if let storedBlocks { blocks.formUnion(storedBlocks) }
+        if let pack { places.add(pack.hashes, in: pack.id) }
     }
 }

@@ -232,7 +232,7 @@ extension Replica {
 
     static let holdsAnythingInRange = """
         SELECT EXISTS (SELECT 1 FROM revisions WHERE record BETWEEN ?1 AND ?2)
-            OR EXISTS (SELECT 1 FROM blocks WHERE record BETWEEN ?1 AND ?2)
+            OR EXISTS (SELECT 1 FROM block_packs WHERE record BETWEEN ?1 AND ?2)
         """
 
     /// The record's current head revisions (several after concurrent changes).
@@ -280,101 +280,61 @@ extension Replica {
         }
     }
 
-    /// Stores a revision and takes a reference on each block its body uses (blocks are kept
-    /// per record: schema migration 10). `newBlocks` holds encoded blocks the store may not
-    /// have yet; every other body block must already be stored under the record, or have come
-    /// ahead in a `blocks` frame (`storeBlocks`).
-    /// `body`: the header's body, sorted (`SortedBlockHashes`). `storedBlocks`: every block the
-    /// record has in the store, when the caller knows them (a record new to an `apply` batch:
-    /// `RecordNewInBatch.blocks`); nil asks the store.
-    /// Returns the body hashes that are none of these, in order (then nothing is written).
+    /// Stores a revision and takes a reference on each pack holding a block its body uses
+    /// (blocks are kept per record, a revision's worth to a pack: `Replica+Blocks`).
+    /// `newBlocks` holds encoded blocks the store may not have yet; every other body block must
+    /// already be stored under the record, or have come ahead in a `blocks` frame
+    /// (`storeBlocks`). The blocks it stores go into one new pack.
+    /// `body`: the header's body, sorted (`SortedBlockHashes`). `places`: where the record's
+    /// stored blocks are, when the caller knows them (a record new to an `apply` batch:
+    /// `RecordNewInBatch.places`); nil reads them from the store.
+    /// Returns the body hashes that are none of these, in order (then nothing is written), or
+    /// the pack it stored.
     func insertRevision(
         id: RevisionID, header: RevisionHeader, data: [UInt8], body: SortedBlockHashes, newBlocks: SuppliedBlocks,
-        storedBlocks: SortedBlockHashes? = nil
-    ) throws -> [BlockHash] {
+        places knownPlaces: BlockPlaces? = nil
+    ) throws -> InsertedBlocks {
         let record = header.record
-        var supplied: [(BlockHash, [UInt8]?)] = []
-        supplied.reserveCapacity(body.hashes.count)
+        let places = try knownPlaces ?? blockPlaces(of: record)
+        var used: [Int64] = []
+        var brought: [(hash: BlockHash, encoded: [UInt8])] = []
         var sentAhead: [BlockHash] = []
         var missing: [BlockHash] = []
         for hash in body.hashes {
-            if let storedBlocks, storedBlocks.contains(hash) {
-                supplied.append((hash, nil))
+            if let pack = places.pack(of: hash) {
+                if !used.contains(pack) { used.append(pack) }
             } else if let encoded = newBlocks[hash] {
-                supplied.append((hash, encoded))
-            } else if try storedBlocks == nil && hasBlock(record, hash) {
-                supplied.append((hash, nil))
+                brought.append((hash, encoded))
             } else if let encoded = sentBlocksAwaitingUse[hash] {
-                supplied.append((hash, encoded))
+                brought.append((hash, encoded))
                 sentAhead.append(hash)
             } else {
                 missing.append(hash)
             }
         }
-        guard missing.isEmpty else { return missing }
+        guard missing.isEmpty else { return InsertedBlocks(missing: missing) }
         // Taken up: from now on they are the record's (were this transaction rolled back, a
         // peer would be asked for them again).
         for hash in sentAhead {
             sentBlocksAwaitingBytes -= sentBlocksAwaitingUse.removeValue(forKey: hash)?.count ?? 0
         }
-        var sent: [(BlockHash, [UInt8])] = []
-        sent.reserveCapacity(supplied.count)
-        for (hash, encoded) in supplied {
-            if let encoded {
-                sent.append((hash, encoded))
-            } else {
-                try database.run("UPDATE blocks SET refs = refs + 1 WHERE record = ?1 AND hash = ?2", [.record(record), .hash(hash)])
-            }
+        try takeReferences(on: used)
+        var inserted = InsertedBlocks()
+        if !brought.isEmpty {
+            inserted.pack = try storePack(brought, of: record, revision: id)
+            inserted.packed = brought.map(\.hash)
         }
-        try insertBlocks(sent, of: record, knownNew: storedBlocks != nil)
         try insertRow(id: id, header: header, purged: false, form: try storedForm(header, canonical: data))
-        return []
+        return inserted
     }
 
-    /// Stores blocks of `record` with one reference each, or takes one more on those stored
-    /// already; up to `blockInsertRows` rows per statement, since running a statement costs
-    /// about what inserting a row does, and a note's body is about nine blocks.
-    /// `blocks` come in hash order, so each row lands after the one before: a new record's rows
-    /// append to the table's b-tree. `knownNew`: none of them is stored (the caller knows the
-    /// record's blocks), so the statement need not be ready to undo a row half-way
-    /// (docs/decisions.md, "A new record's blocks inserted in order, without a statement journal").
-    private func insertBlocks(_ blocks: [(BlockHash, [UInt8])], of record: RecordID, knownNew: Bool) throws {
-        let statements = knownNew ? Self.newBlockInserts : Self.blockInserts
-        var start = 0
-        while start < blocks.count {
-            let rows = blocks[start..<min(blocks.count, start + Self.blockInsertRows)]
-            var values: [SQLValue] = [.record(record)]
-            values.reserveCapacity(1 + 2 * rows.count)
-            for (hash, encoded) in rows {
-                values.append(.hash(hash))
-                values.append(.blob(encoded))
-            }
-            try database.run(statements[rows.count - 1], values)
-            if knownNew, database.changes != rows.count {
-                throw ReplicaError.invalid(
-                    "record \(record) held blocks it was not known to have (\(rows.count - database.changes) of \(rows.count)); \(ReplicaError.damagedLibraryAdvice)")
-            }
-            start += rows.count
-        }
-    }
-
-    private static let blockInsertRows = 16
-    /// The block inserts of 1 to `blockInsertRows` rows, built once: ?1 is the record, then
-    /// each row's hash and data.
-    private static let blockInserts: [String] = (1...blockInsertRows).map { count in
-        "INSERT INTO blocks (record, hash, refs, data) VALUES \(blockRows(count)) ON CONFLICT(record, hash) DO UPDATE SET refs = refs + 1"
-    }
-
-    /// The same for blocks known not to be stored. `OR IGNORE` leaves SQLite no constraint
-    /// that could abort the statement half-way, so it keeps no statement journal (a copy of
-    /// every page the statement changes that the transaction had changed before): for a
-    /// catch-up's blocks, a tenth of their cost. A row it did ignore is counted (`changes`).
-    static let newBlockInserts: [String] = (1...blockInsertRows).map { count in
-        "INSERT OR IGNORE INTO blocks (record, hash, refs, data) VALUES \(blockRows(count))"
-    }
-
-    private static func blockRows(_ count: Int) -> String {
-        (0..<count).map { "(?1, ?\(2 * $0 + 2), 1, ?\(2 * $0 + 3))" }.joined(separator: ", ")
+    /// What `insertRevision` did with a revision's blocks.
+    struct InsertedBlocks {
+        /// The body's blocks it could not find (then it wrote nothing).
+        var missing: [BlockHash] = []
+        /// The pack it stored the revision's new blocks in, and their hashes in order.
+        var pack: Int64?
+        var packed: [BlockHash] = []
     }
 
     /// Stores the DAG position of a revision whose content was purged on the peer that sent it
@@ -393,23 +353,6 @@ extension Replica {
         ]
         if try gather(values, of: header.record, into: .revisions) { return }
         try database.run(Self.insertStored, values)
-    }
-
-    /// Drops one reference from each of a revision's blocks and deletes those of the record
-    /// that nothing uses any more.
-    static func releaseBlocks(_ body: [BlockHash], of record: RecordID, in database: Database) throws {
-        for hash in Set(body) {
-            try database.run("UPDATE blocks SET refs = refs - 1 WHERE record = ?1 AND hash = ?2", [.record(record), .hash(hash)])
-            try database.run("DELETE FROM blocks WHERE record = ?1 AND hash = ?2 AND refs <= 0", [.record(record), .hash(hash)])
-        }
-    }
-
-    func releaseBlocks(_ body: [BlockHash], of record: RecordID) throws {
-        try Self.releaseBlocks(body, of: record, in: database)
-    }
-
-    func hasBlock(_ record: RecordID, _ hash: BlockHash) throws -> Bool {
-        try database.first("SELECT 1 FROM blocks WHERE record = ?1 AND hash = ?2", [.record(record), .hash(hash)], { _ in true }) ?? false
     }
 
     /// Adds log entry `dot` for `revision` of `record` and advances the vector. Entries of one
@@ -457,67 +400,6 @@ extension Replica {
             [.hash(revision), .record(replicaID.raw), .integer(Int64(floor))]
         ) { Dot(replica: replicaID, seq: UInt64($0.int(0))) }
     }
-
-    /// One of a record's blocks, encoded; nil when it is not stored.
-    func blockData(_ record: RecordID, _ hash: BlockHash) throws -> [UInt8]? {
-        try database.first("SELECT data FROM blocks WHERE record = ?1 AND hash = ?2", [.record(record), .hash(hash)], { $0.blob(0) })
-    }
-
-    /// A record's blocks (a note's body, as a revision or the materialised note names them).
-    func blocks(of record: RecordID, _ hashes: [BlockHash]) throws -> [Block] {
-        try requiredBlocks(of: record, hashes) { try Block(encoded: $0) }
-    }
-
-    /// The text a reader sees in a note's body (its blocks' text, a line each), without
-    /// building the blocks: for the search index and the listing's text filter.
-    func bodyText(of note: NoteID, _ body: [BlockHash]) throws -> String {
-        try requiredBlocks(of: note, body) { try Block.text(encoded: $0) }.joined(separator: "\n")
-    }
-
-    /// The stored blocks `hashes` name, in order, each passed to `decode`; a block missing
-    /// from the store is a damaged library.
-    private func requiredBlocks<T>(of record: RecordID, _ hashes: [BlockHash], _ decode: ([UInt8]) throws -> T) throws -> [T] {
-        let found = try storedBlocks(hashes, of: record)
-        return try zip(hashes, found).map { hash, data in
-            guard let data else {
-                throw ReplicaError.invalid("block \(hash.short) of \(record) is missing from the store; \(ReplicaError.damagedLibraryAdvice)")
-            }
-            return try decode(data)
-        }
-    }
-
-    /// The encoded blocks of `record` for `hashes`, in their order; nil where one is not stored.
-    /// Several at once (a note's first revision brings all of its blocks) are read in one pass
-    /// over the record's rows, which the table keeps together, instead of one statement each:
-    /// running a statement costs several times what stepping to the next row does. A note
-    /// edited often holds many more blocks than one revision names, so the pass stops after
-    /// twice as many rows as asked for (`rangeReadRows`), and what it did not meet is read
-    /// one by one (docs/decisions.md, "The sender reads a note's blocks in one pass").
-    func storedBlocks(_ hashes: [BlockHash], of record: RecordID) throws -> [[UInt8]?] {
-        guard hashes.count >= Self.rangeReadMinimum else { return try hashes.map { try blockData(record, $0) } }
-        var wanted = [BlockHash: [UInt8]?](minimumCapacity: hashes.count)
-        for hash in hashes { wanted[hash] = .some(nil) }
-        var unfound = wanted.count, visited = 0
-        let limit = Self.rangeReadRows(asked: wanted.count)
-        try database.statement("SELECT hash, data FROM blocks WHERE record = ?1").visit([.record(record)]) { row in
-            visited += 1
-            if let hash = row.hash(0), let entry = wanted.index(forKey: hash), wanted.values[entry] == nil {
-                wanted.values[entry] = row.blob(1)
-                unfound -= 1
-            }
-            return unfound > 0 && visited < limit
-        }
-        return try hashes.map { hash in
-            if let data = wanted[hash] ?? nil { return data }
-            return try blockData(record, hash)
-        }
-    }
-
-    /// Fewer blocks than this are read one statement each.
-    static let rangeReadMinimum = 4
-
-    /// How many of a record's rows one pass visits for `asked` blocks before giving up.
-    static func rangeReadRows(asked: Int) -> Int { 2 * asked + 8 }
 
     /// Schema migration 10: fills the blocks table keyed by record from the one keyed by hash
     /// (`blocks_by_hash`), counting each block's uses among its record's revisions as

@@ -127,11 +127,11 @@ extension Replica {
         }
         let unplaced = Set(hashes).subtracting(found.keys)
         if !unplaced.isEmpty {
-            try database.statement("SELECT record, hash FROM blocks").forEach { row in
-                let hash = Hash256(bytes: row.blob(1))!
-                guard unplaced.contains(hash), found[hash] == nil else { return }
-                found[hash] = try blockData(row.recordID(0)!, hash)
+            var places: [BlockHash: RecordID] = [:]
+            try forEachStoredBlock { record, hash, _, _ in
+                if unplaced.contains(hash), places[hash] == nil { places[hash] = record }
             }
+            for (hash, record) in places { found[hash] = try blockData(record, hash) }
         }
         var answer: [[UInt8]] = []
         var bytes = 0
@@ -461,8 +461,8 @@ extension Replica {
                     outcome.need = .parents(missingParents)
                     break
                 }
-                // The body, sorted, of a revision stored with its blocks.
-                var body: SortedBlockHashes?
+                // The pack a revision stored with its blocks put its new ones in.
+                var pack: (id: Int64, hashes: [BlockHash])?
                 switch content {
                 case .edited:
                     preconditionFailure("edited content was rebuilt into full content above")
@@ -474,14 +474,14 @@ extension Replica {
                         break entryLoop
                     }
                     let sorted = SortedBlockHashes(header.body)
-                    let missing = try insertRevision(
+                    let inserted = try insertRevision(
                         id: entry.revision, header: header, data: data, body: sorted, newBlocks: SuppliedBlocks(hashes: hashes, encoded: blocks),
-                        storedBlocks: newInBatch[record]?.blocks)
-                    guard missing.isEmpty else {
-                        outcome.need = .blocks(missing)
+                        places: newInBatch[record]?.places)
+                    guard inserted.missing.isEmpty else {
+                        outcome.need = .blocks(inserted.missing)
                         break entryLoop
                     }
-                    body = sorted
+                    pack = inserted.pack.map { ($0, inserted.packed) }
                 }
                 try crashPoint?("remote revision stored")
                 try appendLog(entry.dot, revision: entry.revision, of: record)
@@ -489,7 +489,7 @@ extension Replica {
                 // A purged revision's stub stored no blocks and is not whole.
                 var stored: RevisionRow?
                 if case .full(let data, _) = content { stored = RevisionRow(entry.revision, header: header, data: data, decoded: decoded) }
-                newInBatch[record]?.add(entry.revision, header: header, storedBlocks: body)
+                newInBatch[record]?.add(entry.revision, header: header, pack: pack)
                 touched[header.record] = (header.kind, stored)
                 latest = max(latest, header.hlc)
                 outcome.applied += 1

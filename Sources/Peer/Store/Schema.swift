@@ -347,5 +347,27 @@ enum Schema {
         """
         INSERT INTO note_search (note_search, rank) VALUES ('automerge', 8);
         """,
+        // 16: blocks stored a revision's worth to a row (docs/decisions.md, "Blocks stored a
+        // revision's worth to a row"): a note's first revision writes one row for its blocks
+        // instead of one per block, which SQLite charged about the same whatever the row's size.
+        // `revision`: the revision whose new blocks made the pack (NULL for a pack of one block
+        // split from one whose revision is gone, or that the merge composed, or migrated);
+        // `refs`: the revisions using at least one of its blocks; `directory` before `data`, so
+        // finding a block reads the data of its own pack only (`BlockPack`). Each block row
+        // becomes a pack of one block, whose directory is its hash alone and whose data is the
+        // block.
+        """
+        CREATE TABLE block_packs (
+            record BLOB NOT NULL,
+            revision BLOB,
+            refs INTEGER NOT NULL,
+            directory BLOB NOT NULL,
+            data BLOB NOT NULL
+        );
+        INSERT INTO block_packs (record, revision, refs, directory, data)
+            SELECT record, NULL, refs, hash, data FROM blocks ORDER BY record, hash;
+        DROP TABLE blocks;
+        CREATE INDEX block_packs_by_record ON block_packs(record);
+        """,
     ]
 }

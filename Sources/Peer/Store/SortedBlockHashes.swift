@@ -78,3 +78,44 @@ extension SortedBlockHashes {
     /// Hashes already sorted and without repeats.
     fileprivate init(sortedUnique: [BlockHash]) { hashes = sortedUnique }
 }
+
+/// Where a record's stored blocks are: for each block's hash, the pack (a `block_packs`
+/// rowid) holding it. Read from the record's pack directories, or kept in memory for a record
+/// an `apply` batch stores from nothing (`RecordNewInBatch`).
+struct BlockPlaces: Sendable {
+    private var hashes = SortedBlockHashes()
+    /// In the order of `hashes`.
+    private var packs: [Int64] = []
+
+    init() {}
+
+    /// `places` in any order; a hash found in two packs (a damaged library) keeps the first.
+    init(_ places: [(hash: BlockHash, pack: Int64)]) {
+        let sorted = places.enumerated().sorted { ($0.element.hash, $0.offset) < ($1.element.hash, $1.offset) }
+        var kept: [BlockHash] = []
+        kept.reserveCapacity(sorted.count)
+        packs.reserveCapacity(sorted.count)
+        for (_, place) in sorted where kept.last != place.hash {
+            kept.append(place.hash)
+            packs.append(place.pack)
+        }
+        hashes = SortedBlockHashes(sortedUnique: kept)
+    }
+
+    var isEmpty: Bool { hashes.isEmpty }
+
+    func pack(of hash: BlockHash) -> Int64? { hashes.index(of: hash).map { packs[$0] } }
+
+    /// The blocks of a pack just stored, in hash order, none of them held before.
+    mutating func add(_ stored: [BlockHash], in pack: Int64) {
+        guard !stored.isEmpty else { return }
+        // A record new to a batch: its first pack is its places (no sort, no copy of pairs).
+        if isEmpty {
+            precondition(zip(stored, stored.dropFirst()).allSatisfy { $0 < $1 }, "a pack's blocks come in hash order, each once")
+            hashes = SortedBlockHashes(sortedUnique: stored)
+            packs = Array(repeating: pack, count: stored.count)
+            return
+        }
+        self = BlockPlaces(zip(hashes.hashes, packs).map { ($0, $1) } + stored.map { ($0, pack) })
+    }
+}
