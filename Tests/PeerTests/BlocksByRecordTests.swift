@@ -152,7 +152,7 @@ import TestSupport
         #expect(throws: ReplicaError.self) { try a.blockData([early[0], absent], of: note) }
 
         // SQLite's steps for the pass: one pack's worth for the early six, every pack's for the late.
-        let pass = "SELECT directory, data FROM block_packs WHERE record = ?1"
+        let pass = Replica.blockPass
         func steps(_ read: () throws -> Void) rethrows -> Int {
             let before = a.database.statementCountersBySQL[pass]?.virtualMachineSteps ?? 0
             try read()

@@ -51,7 +51,8 @@ enum BlockPack {
             var hashes: [BlockHash] = []
             hashes.reserveCapacity(count)
             for index in 0..<count {
-                hashes.append(Hash256(bytes: UnsafeRawBufferPointer(rebasing: bytes[(index * BlockPack.hashSize)...].prefix(BlockPack.hashSize)))!)
+                let start = index * BlockPack.hashSize
+                hashes.append(Hash256(bytes: UnsafeRawBufferPointer(rebasing: bytes[start..<start + BlockPack.hashSize]))!)
             }
             var starts = [0]
             starts.reserveCapacity(count)
@@ -71,8 +72,5 @@ enum BlockPack {
             guard end <= data.count, starts[index] <= end else { return nil }
             return Array(data[starts[index]..<end])
         }
-
-        /// Whether the directory fits data of `size` bytes.
-        func fits(dataSize size: Int) -> Bool { starts.last! <= size }
     }
 }

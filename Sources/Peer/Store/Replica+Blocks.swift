@@ -25,6 +25,9 @@ extension Replica {
     }
 
     static let placesRead = "SELECT rowid, directory FROM block_packs WHERE record = ?1"
+    /// `storedBlocks`' pass: the same rows (in the index's order, rowid within a record, so
+    /// nothing is sorted), under its own text so the tests can tell the two apart.
+    static let blockPass = "SELECT rowid, directory FROM block_packs WHERE record = ?1 ORDER BY rowid"
 
     /// A pack's directory, read in place from `column`; a damaged one is an error naming the record.
     private static func directory(_ row: Row, _ column: Int32, of record: RecordID) throws -> BlockPack.Directory {
@@ -79,38 +82,61 @@ extension Replica {
     /// the blocks a revision still uses (counting those revisions), and drops the others.
     /// Another revision's use kept each pack, and its other blocks would have stayed with it.
     /// So a pack of several blocks always has its revision stored, which uses every block of
-    /// it, and a pack of one block goes when nothing uses it: no block outlives its last use.
+    /// it, and a pack of one block goes when nothing uses it: no block a revision brought
+    /// outlives its last use (one the merge composed stays until the note is deleted).
     /// The shown state's blocks need no keeping here: a block the merge composed is stored
     /// again when the note is next materialised (`writeNote`).
-    static func settlePacks(_ packs: [Int64], of record: RecordID, in database: Database) throws {
+    /// `newest`: the body of a revision stored since the packs' (coalescing's replacement,
+    /// `commitLocal`): when a pack's one remaining reference is that revision's, it is the only
+    /// user of the pack's blocks, and the record's other revisions need not be read.
+    static func settlePacks(_ packs: [Int64], of record: RecordID, newest: [BlockHash]? = nil, in database: Database) throws {
         guard !packs.isEmpty else { return }
-        var users: [BlockHash: Int64] = [:]
-        for row in try revisionRows(record: record, in: database) where !row.purged {
-            for hash in Set(row.body) { users[hash, default: 0] += 1 }
+        let newestUses = Set(newest ?? [])
+        var everyUse: [BlockHash: Int64]?
+        func users(of pack: BlockPack.Directory, refs: Int64) throws -> [BlockHash: Int64] {
+            if refs == 1, pack.hashes.contains(where: newestUses.contains) {
+                return Dictionary(uniqueKeysWithValues: pack.hashes.filter(newestUses.contains).map { ($0, 1) })
+            }
+            if everyUse == nil {
+                var uses: [BlockHash: Int64] = [:]
+                for row in try revisionRows(record: record, in: database) where !row.purged {
+                    for hash in Set(row.body) { uses[hash, default: 0] += 1 }
+                }
+                everyUse = uses
+            }
+            return everyUse!
         }
         for pack in packs {
-            var kept: [(hash: BlockHash, encoded: [UInt8])] = []
-            try database.statement("SELECT directory, data FROM block_packs WHERE rowid = ?1").forEach([.integer(pack)]) { row in
+            var kept: [(hash: BlockHash, encoded: [UInt8], users: Int64)] = []
+            var stillTheRevisions = false
+            // A pack of several blocks that is still the revision's: a pack the release deleted
+            // may have given its rowid to one this split inserted.
+            let select = "SELECT directory, data, refs FROM block_packs WHERE rowid = ?1 AND record = ?2 AND revision IS NOT NULL"
+            try database.statement(select).forEach([.integer(pack), .record(record)]) { row in
+                stillTheRevisions = true
                 let directory = try directory(row, 0, of: record)
+                let users = try users(of: directory, refs: row.int(2))
                 try row.withBlob(1) { data in
-                    for (index, hash) in directory.hashes.enumerated() where users[hash] != nil {
+                    for (index, hash) in directory.hashes.enumerated() {
+                        guard let count = users[hash] else { continue }
                         guard let block = directory.block(index, in: data) else { throw damagedPack(of: record) }
-                        kept.append((hash, block))
+                        kept.append((hash, block, count))
                     }
                 }
             }
+            guard stillTheRevisions else { continue }
             try database.run("DELETE FROM block_packs WHERE rowid = ?1", [.integer(pack)])
             for block in kept {
-                let (directory, data) = BlockPack.encode([block])
+                let (directory, data) = BlockPack.encode([(block.hash, block.encoded)])
                 try database.run(
                     "INSERT INTO block_packs (record, revision, refs, directory, data) VALUES (?1, NULL, ?2, ?3, ?4)",
-                    [.record(record), .integer(users[block.hash]!), .blob(directory), .blob(data)])
+                    [.record(record), .integer(block.users), .blob(directory), .blob(data)])
             }
         }
     }
 
-    func settlePacks(_ packs: [Int64], of record: RecordID) throws {
-        try Self.settlePacks(packs, of: record, in: database)
+    func settlePacks(_ packs: [Int64], of record: RecordID, newest: [BlockHash]? = nil) throws {
+        try Self.settlePacks(packs, of: record, newest: newest, in: database)
     }
 
     private static func damagedPack(of record: RecordID) -> ReplicaError {
@@ -130,28 +156,39 @@ extension Replica {
     // MARK: - Reading
 
     /// The encoded blocks of `record` for `hashes`, in their order; nil where one is not stored.
-    /// One pass over the record's packs, reading the data of those holding a wanted block only,
-    /// and stopping once every block is found.
+    /// One pass over the record's pack directories, which stops once every block is placed,
+    /// then the data of the packs holding one, read by rowid: the pass reads no data, which
+    /// SQLite would load for every row it returns (a pack of a long note spans pages).
     func storedBlocks(_ hashes: [BlockHash], of record: RecordID) throws -> [[UInt8]?] {
         guard !hashes.isEmpty else { return [] }
         let wanted = SortedBlockHashes(hashes)
         var found = [[UInt8]?](repeating: nil, count: wanted.hashes.count)
-        var unfound = found.count
-        try database.statement("SELECT directory, data FROM block_packs WHERE record = ?1").visit([.record(record)]) { row in
-            let directory = try Self.directory(row, 0, of: record)
-            var taken: [(index: Int, into: Int)] = []
+        var placed = Array(repeating: false, count: wanted.hashes.count)
+        var unplaced = placed.count
+        var holding: [(pack: Int64, directory: BlockPack.Directory, taken: [(index: Int, slot: Int)])] = []
+        try database.statement(Self.blockPass).visit([.record(record)]) { row in
+            let directory = try Self.directory(row, 1, of: record)
+            var taken: [(index: Int, slot: Int)] = []
             for (index, hash) in directory.hashes.enumerated() {
-                if let slot = wanted.index(of: hash), found[slot] == nil { taken.append((index, slot)) }
-            }
-            guard !taken.isEmpty else { return true }
-            try row.withBlob(1) { data in
-                for (index, slot) in taken {
-                    guard let block = directory.block(index, in: data) else { throw Self.damagedPack(of: record) }
-                    found[slot] = block
-                    unfound -= 1
+                if let slot = wanted.index(of: hash), !placed[slot] {
+                    placed[slot] = true
+                    taken.append((index, slot))
                 }
             }
-            return unfound > 0
+            guard !taken.isEmpty else { return true }
+            holding.append((row.int(0), directory, taken))
+            unplaced -= taken.count
+            return unplaced > 0
+        }
+        for (pack, directory, taken) in holding {
+            try database.statement("SELECT data FROM block_packs WHERE rowid = ?1").forEach([.integer(pack)]) { row in
+                try row.withBlob(0) { data in
+                    for (index, slot) in taken {
+                        guard let block = directory.block(index, in: data) else { throw Self.damagedPack(of: record) }
+                        found[slot] = block
+                    }
+                }
+            }
         }
         return hashes.map { found[wanted.index(of: $0)!] }
     }
@@ -178,18 +215,20 @@ extension Replica {
         let found = try storedBlocks(hashes, of: record)
         return try zip(hashes, found).map { hash, data in
             guard let data else {
-                throw ReplicaError.invalid("block \(hash.short) of \(record) is missing from the store; \(ReplicaError.damagedLibraryAdvice)")
+                throw ReplicaError.invalid(
+                    "block \(hash.short) of \(record) is missing from the store; \(ReplicaError.damagedLibraryAdvice)")
             }
             return try decode(data)
         }
     }
 
-    /// Every stored block's record and hash, pack by pack: for finding a block whose record
-    /// is not known (`availableBlocks`) and for the integrity check.
+    /// Every stored block's record and hash, pack by pack, skipping a pack whose directory
+    /// cannot be read (the integrity check reports those): for finding a block whose record is
+    /// not known (`availableBlocks`), so one damaged pack does not stop a peer's sync.
     func forEachStoredBlock(_ visit: (_ record: RecordID, _ hash: BlockHash, _ pack: Int64, _ refs: Int64) throws -> Void) throws {
         try database.statement("SELECT record, rowid, refs, directory FROM block_packs").forEach { row in
-            let record = row.recordID(0) ?? RecordID(high: 0, low: 0)
-            for hash in try Self.directory(row, 3, of: record).hashes { try visit(record, hash, row.int(1), row.int(2)) }
+            guard let record = row.recordID(0), let directory = row.withBlob(3, BlockPack.Directory.init) else { return }
+            for hash in directory.hashes { try visit(record, hash, row.int(1), row.int(2)) }
         }
     }
 }

@@ -60,21 +60,36 @@ extension Replica {
         if misnamed > 0 { problems.append("\(misnamed) revision(s) no longer hash to their id") }
         // Each pack's reference count is the number of revisions using a block of it, and a
         // pack some revision uses holds no block that none does (`settlePacks`); a pack of
-        // blocks the merge composed has no reference.
+        // several blocks is its revision's, stored and not purged, which uses every one of
+        // them; a pack of blocks the merge composed has no reference.
         var stored: [RecordBlock: Int64] = [:]
         var packUsers: [Int64: Set<RevisionID>] = [:], packRefs: [Int64: Int64] = [:]
-        var (repeated, unused) = (0, 0)
-        do {
-            try forEachStoredBlock { record, hash, pack, refs in
+        var (repeated, unused, unreadablePacks, orphanedPacks) = (0, 0, 0, 0)
+        try database.statement("SELECT rowid, record, revision, refs, directory FROM block_packs").forEach { row in
+            let pack = row.int(0), refs = row.int(3)
+            guard let record = row.recordID(1), let directory = row.withBlob(4, BlockPack.Directory.init) else {
+                unreadablePacks += 1
+                return
+            }
+            packRefs[pack] = refs
+            for hash in directory.hashes {
                 let block = RecordBlock(record: record, hash: hash)
                 if stored.updateValue(pack, forKey: block) != nil { repeated += 1 }
-                packRefs[pack] = refs
                 let users = used[block] ?? []
                 if users.isEmpty, refs > 0 { unused += 1 }
                 packUsers[pack, default: []].formUnion(users)
             }
-        } catch {
-            problems.append("the block store cannot be read: \(error)")
+            // A pack of several blocks: all of them used by the revision that made it.
+            if directory.hashes.count > 1 {
+                let made = row.hash(2).map { maker in
+                    directory.hashes.allSatisfy { used[RecordBlock(record: record, hash: $0)]?.contains(maker) == true }
+                }
+                if made != true { orphanedPacks += 1 }
+            }
+        }
+        if unreadablePacks > 0 { problems.append("\(unreadablePacks) block pack(s) cannot be read") }
+        if orphanedPacks > 0 {
+            problems.append("\(orphanedPacks) block pack(s) of several blocks are not all used by the revision that made them")
         }
         if repeated > 0 { problems.append("\(repeated) block(s) are stored twice under their record") }
         if unused > 0 { problems.append("\(unused) block(s) are kept in packs though no revision uses them") }

@@ -227,7 +227,7 @@ extension Replica {
             try database.run("DELETE FROM heads WHERE record = ?1 AND revision = ?2", [.record(record), .hash(head.id)])
             try Self.detachDeltaChildren(of: head.id, record: record, in: database)
             try database.run("DELETE FROM revisions WHERE record = ?1 AND id = ?2", [.record(record), .hash(head.id)])
-            try settlePacks(try releaseBlocks(head.body, of: head.id, record: record), of: record)
+            try settlePacks(try releaseBlocks(head.body, of: head.id, record: record), of: record, newest: encoded.body)
             try advanceHeads(record: record, kind: content.kind, parents: [], to: encoded.id)
             try materialize(record, kind: content.kind, stored: encoded)
             return

@@ -105,8 +105,8 @@ extension Replica {
     /// A `needBlocks` frame names hashes only, and blocks are kept per record: the peer asks
     /// for the blocks of the first entry it could not apply, which is, for some replica, the
     /// entry after what it holds (`peerHolds`); so those entries' records are looked in first.
-    /// A hash found under none of them is looked for in the whole table (a scan of its index,
-    /// so it costs what the library holds; it should not happen).
+    /// A hash found under none of them is looked for in every pack's directory (it costs what
+    /// the library holds; it should not happen).
     public func availableBlocks(_ hashes: [BlockHash], maxBytes: Int, peerHolds: VersionVector) throws -> [[UInt8]] {
         var records: [RecordID] = []
         for (replica, ours) in vector.counters.sorted(by: { $0.key < $1.key }) where ours > peerHolds[replica] {
@@ -117,21 +117,20 @@ extension Replica {
             if let record, !records.contains(record) { records.append(record) }
         }
         var found: [BlockHash: [UInt8]] = [:]
-        for hash in hashes {
-            for record in records {
-                if let data = try blockData(record, hash) {
-                    found[hash] = data
-                    break
-                }
-            }
+        var unplaced = Array(Set(hashes)).sorted()
+        for record in records where !unplaced.isEmpty {
+            for (hash, data) in zip(unplaced, try storedBlocks(unplaced, of: record)) { found[hash] = data }
+            unplaced.removeAll { found[$0] != nil }
         }
-        let unplaced = Set(hashes).subtracting(found.keys)
         if !unplaced.isEmpty {
-            var places: [BlockHash: RecordID] = [:]
+            let asked = Set(unplaced)
+            var holders: [RecordID: [BlockHash]] = [:]
             try forEachStoredBlock { record, hash, _, _ in
-                if unplaced.contains(hash), places[hash] == nil { places[hash] = record }
+                if asked.contains(hash) { holders[record, default: []].append(hash) }
             }
-            for (hash, record) in places { found[hash] = try blockData(record, hash) }
+            for (record, held) in holders.sorted(by: { $0.key < $1.key }) {
+                for (hash, data) in zip(held, try storedBlocks(held, of: record)) where found[hash] == nil { found[hash] = data }
+            }
         }
         var answer: [[UInt8]] = []
         var bytes = 0
@@ -390,6 +389,9 @@ extension Replica {
             let heldBefore = Set(try heldRecords(among: Array(Set(records.compactMap { try? $0.get() })).sorted()[...]))
             var newInBatch: [RecordID: RecordNewInBatch] = [:]
             newInBatch.reserveCapacity(entries.count - heldBefore.count)
+            // Where the blocks of a record held before are, read once per batch: nothing in
+            // the entry loop deletes a pack (purges happen as the batch is materialised).
+            var heldPlaces: [RecordID: BlockPlaces] = [:]
             var latest = HLC.zero
             entryLoop: for (entry, decodedRecord) in zip(entries, records) {
                 if vector.contains(entry.dot) {
@@ -474,14 +476,19 @@ extension Replica {
                         break entryLoop
                     }
                     let sorted = SortedBlockHashes(header.body)
+                    var places = try newInBatch[record]?.places ?? heldPlaces[record] ?? blockPlaces(of: record)
                     let inserted = try insertRevision(
-                        id: entry.revision, header: header, data: data, body: sorted, newBlocks: SuppliedBlocks(hashes: hashes, encoded: blocks),
-                        places: newInBatch[record]?.places)
+                        id: entry.revision, header: header, data: data, body: sorted,
+                        newBlocks: SuppliedBlocks(hashes: hashes, encoded: blocks), places: places)
                     guard inserted.missing.isEmpty else {
                         outcome.need = .blocks(inserted.missing)
                         break entryLoop
                     }
                     pack = inserted.pack.map { ($0, inserted.packed) }
+                    if newInBatch[record] == nil {
+                        if let pack { places.add(pack.hashes, in: pack.id) }
+                        heldPlaces[record] = places
+                    }
                 }
                 try crashPoint?("remote revision stored")
                 try appendLog(entry.dot, revision: entry.revision, of: record)

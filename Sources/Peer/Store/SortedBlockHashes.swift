@@ -106,16 +106,34 @@ struct BlockPlaces: Sendable {
 
     func pack(of hash: BlockHash) -> Int64? { hashes.index(of: hash).map { packs[$0] } }
 
-    /// The blocks of a pack just stored, in hash order, none of them held before.
+    /// The blocks of a pack just stored, in hash order, none of them held before: merged
+    /// into the places in one pass (a record new to a batch takes its first pack as they are).
     mutating func add(_ stored: [BlockHash], in pack: Int64) {
         guard !stored.isEmpty else { return }
-        // A record new to a batch: its first pack is its places (no sort, no copy of pairs).
-        if isEmpty {
-            precondition(zip(stored, stored.dropFirst()).allSatisfy { $0 < $1 }, "a pack's blocks come in hash order, each once")
+        precondition(zip(stored, stored.dropFirst()).allSatisfy { $0 < $1 }, "a pack's blocks come in hash order, each once")
+        guard !isEmpty else {
             hashes = SortedBlockHashes(sortedUnique: stored)
             packs = Array(repeating: pack, count: stored.count)
             return
         }
-        self = BlockPlaces(zip(hashes.hashes, packs).map { ($0, $1) } + stored.map { ($0, pack) })
+        let held = hashes.hashes
+        var mergedHashes: [BlockHash] = [], mergedPacks: [Int64] = []
+        mergedHashes.reserveCapacity(held.count + stored.count)
+        mergedPacks.reserveCapacity(held.count + stored.count)
+        var (old, new) = (0, 0)
+        while old < held.count || new < stored.count {
+            if new == stored.count || (old < held.count && held[old] < stored[new]) {
+                mergedHashes.append(held[old])
+                mergedPacks.append(packs[old])
+                old += 1
+            } else {
+                precondition(old == held.count || held[old] != stored[new], "a block is stored in one pack of its record")
+                mergedHashes.append(stored[new])
+                mergedPacks.append(pack)
+                new += 1
+            }
+        }
+        hashes = SortedBlockHashes(sortedUnique: mergedHashes)
+        packs = mergedPacks
     }
 }
