@@ -419,22 +419,18 @@ extension Replica {
 }
 
 /// What one `apply` transaction gave a record the store held nothing of before it
-/// (`Replica.heldRecords(among:)`): every revision and block the record has, its heads, and
-/// whether one is a tombstone. Its heads change as the store's do (`advanceHeads`): a revision
+/// (`Replica.heldRecords(among:)`): every revision the record has, its heads, and whether one
+/// is a tombstone (where its blocks are, `apply` keeps with every record's). Its heads change as the store's do (`advanceHeads`): a revision
 /// replaces its parents.
 struct RecordNewInBatch {
     private(set) var revisions: Set<RevisionID> = []
     private(set) var heads: [RevisionID] = []
     private(set) var hasTombstone = false
-    /// Where the blocks stored under the record are, so far all by this batch.
-    private(set) var places = BlockPlaces()
 
-    /// `pack`: the pack the revision's new blocks went into, and their hashes.
-    mutating func add(_ revision: RevisionID, header: RevisionHeader, pack: (id: Int64, hashes: [BlockHash])?) {
+    mutating func add(_ revision: RevisionID, header: RevisionHeader) {
         revisions.insert(revision)
         heads.removeAll { header.parents.contains($0) }
         if !heads.contains(revision) { heads.append(revision) }
         hasTombstone = hasTombstone || header.isTombstone
-        if let pack { places.add(pack.hashes, in: pack.id) }
     }
 }

@@ -286,8 +286,8 @@ extension Replica {
     /// already be stored under the record, or have come ahead in a `blocks` frame
     /// (`storeBlocks`). The blocks it stores go into one new pack.
     /// `body`: the header's body, sorted (`SortedBlockHashes`). `places`: where the record's
-    /// stored blocks are, when the caller knows them (a record new to an `apply` batch:
-    /// `RecordNewInBatch.places`); nil reads them from the store.
+    /// stored blocks are, when the caller knows them (`apply` keeps them for its batch); nil
+    /// reads them from the store.
     /// Returns the body hashes that are none of these, in order (then nothing is written), or
     /// the pack it stored.
     func insertRevision(
@@ -321,8 +321,7 @@ extension Replica {
         try takeReferences(on: used)
         var inserted = InsertedBlocks()
         if !brought.isEmpty {
-            inserted.pack = try storePack(brought, of: record, revision: id)
-            inserted.packed = brought.map(\.hash)
+            inserted.pack = (try storePack(brought, of: record, revision: id), brought.map(\.hash))
         }
         try insertRow(id: id, header: header, purged: false, form: try storedForm(header, canonical: data))
         return inserted
@@ -333,8 +332,7 @@ extension Replica {
         /// The body's blocks it could not find (then it wrote nothing).
         var missing: [BlockHash] = []
         /// The pack it stored the revision's new blocks in, and their hashes in order.
-        var pack: Int64?
-        var packed: [BlockHash] = []
+        var pack: (id: Int64, hashes: [BlockHash])?
     }
 
     /// Stores the DAG position of a revision whose content was purged on the peer that sent it

@@ -389,9 +389,9 @@ extension Replica {
             let heldBefore = Set(try heldRecords(among: Array(Set(records.compactMap { try? $0.get() })).sorted()[...]))
             var newInBatch: [RecordID: RecordNewInBatch] = [:]
             newInBatch.reserveCapacity(entries.count - heldBefore.count)
-            // Where the blocks of a record held before are, read once per batch: nothing in
-            // the entry loop deletes a pack (purges happen as the batch is materialised).
-            var heldPlaces: [RecordID: BlockPlaces] = [:]
+            // Where each record's blocks are, read once per batch (none for a record new to it):
+            // nothing in the entry loop deletes a pack (purges happen as the batch is materialised).
+            var places: [RecordID: BlockPlaces] = [:]
             var latest = HLC.zero
             entryLoop: for (entry, decodedRecord) in zip(entries, records) {
                 if vector.contains(entry.dot) {
@@ -463,8 +463,6 @@ extension Replica {
                     outcome.need = .parents(missingParents)
                     break
                 }
-                // The pack a revision stored with its blocks put its new ones in.
-                var pack: (id: Int64, hashes: [BlockHash])?
                 switch content {
                 case .edited:
                     preconditionFailure("edited content was rebuilt into full content above")
@@ -476,19 +474,16 @@ extension Replica {
                         break entryLoop
                     }
                     let sorted = SortedBlockHashes(header.body)
-                    var places = try newInBatch[record]?.places ?? heldPlaces[record] ?? blockPlaces(of: record)
+                    var recordPlaces = try places[record] ?? (newInBatch[record] != nil ? BlockPlaces() : blockPlaces(of: record))
                     let inserted = try insertRevision(
                         id: entry.revision, header: header, data: data, body: sorted,
-                        newBlocks: SuppliedBlocks(hashes: hashes, encoded: blocks), places: places)
+                        newBlocks: SuppliedBlocks(hashes: hashes, encoded: blocks), places: recordPlaces)
                     guard inserted.missing.isEmpty else {
                         outcome.need = .blocks(inserted.missing)
                         break entryLoop
                     }
-                    pack = inserted.pack.map { ($0, inserted.packed) }
-                    if newInBatch[record] == nil {
-                        if let pack { places.add(pack.hashes, in: pack.id) }
-                        heldPlaces[record] = places
-                    }
+                    if let pack = inserted.pack { recordPlaces.add(pack.hashes, in: pack.id) }
+                    places[record] = recordPlaces
                 }
                 try crashPoint?("remote revision stored")
                 try appendLog(entry.dot, revision: entry.revision, of: record)
@@ -496,7 +491,7 @@ extension Replica {
                 // A purged revision's stub stored no blocks and is not whole.
                 var stored: RevisionRow?
                 if case .full(let data, _) = content { stored = RevisionRow(entry.revision, header: header, data: data, decoded: decoded) }
-                newInBatch[record]?.add(entry.revision, header: header, pack: pack)
+                newInBatch[record]?.add(entry.revision, header: header)
                 touched[header.record] = (header.kind, stored)
                 latest = max(latest, header.hlc)
                 outcome.applied += 1

@@ -80,8 +80,8 @@ extension SortedBlockHashes {
 }
 
 /// Where a record's stored blocks are: for each block's hash, the pack (a `block_packs`
-/// rowid) holding it. Read from the record's pack directories, or kept in memory for a record
-/// an `apply` batch stores from nothing (`RecordNewInBatch`).
+/// rowid) holding it. Read from the record's pack directories, and kept through an `apply`
+/// batch as the batch stores packs (empty for a record new to it).
 struct BlockPlaces: Sendable {
     private var hashes = SortedBlockHashes()
     /// In the order of `hashes`.
