@@ -18,8 +18,10 @@ public struct ByteWriter: Sendable {
         for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
     }
 
+    /// Big-endian, the eight bytes appended at once (byte by byte, the header of every revision
+    /// stored cost a catch-up five of these loops).
     public mutating func u64(_ value: UInt64) {
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
     }
 
     public mutating func varint(_ value: UInt64) {
@@ -149,6 +151,12 @@ public struct ByteReader {
     }
 
     public mutating func raw(_ count: Int, _ what: @autoclosure () -> String = "bytes") throws -> [UInt8] { Array(try take(count, what())) }
+
+    /// Length-prefixed bytes passed over, not copied out (as `data` checks them).
+    public mutating func skipData(_ what: @autoclosure () -> String = "bytes", cap: Int) throws {
+        let length = try count("\(what()) length", cap: cap)
+        _ = try take(length, what())
+    }
 
     public mutating func data(_ what: @autoclosure () -> String = "bytes", cap: Int) throws -> [UInt8] {
         let length = try count("\(what()) length", cap: cap)

@@ -277,12 +277,22 @@ public final class Database {
 
     /// Brings the schema up to date: runs each migration whose index is at or past
     /// `user_version`, each in its own transaction that also records the new version.
-    public func migrate(_ migrations: [Migration]) throws {
+    /// `latest`, when given, makes a new database (schema version 0) at the last migration's
+    /// schema in one step instead of migration by migration.
+    public func migrate(_ migrations: [Migration], newAt latest: Migration? = nil) throws {
         let current = try userVersion
         guard current <= migrations.count else {
             throw SQLiteError(
                 resultCode: SQLITE_ERROR,
                 message: "the database at \(path) has schema version \(current), newer than this notesd knows (\(migrations.count)); run a newer notesd")
+        }
+        if current == 0, let latest, !migrations.isEmpty {
+            try transaction {
+                try execute(latest.sql)
+                try latest.then?(self)
+                try execute("PRAGMA user_version = \(migrations.count)")
+            }
+            return
         }
         for index in current..<migrations.count {
             try transaction {

@@ -26,16 +26,22 @@ struct MultiRowInsert: Sendable {
         self.valuesPerRow = valuesPerRow
         self.everyRowNew = everyRowNew
         self.table = table
+        // Built from the row's pieces between its `?`s: made character by character, the
+        // texts of the four tables `apply` gathers and of the search queue cost a daemon's
+        // first catch-up ~19 M instructions.
+        let pieces = row.split(separator: "?", omittingEmptySubsequences: false).map(String.init)
         texts = (1...maximumRows).map { rows in
+            var text = "INSERT OR IGNORE INTO \(table) (\(columns)) VALUES "
             var parameter = 0
-            let values = (0..<rows).map { _ in
-                row.map { character -> String in
-                    guard character == "?" else { return String(character) }
+            for index in 0..<rows {
+                if index > 0 { text += ", " }
+                text += pieces[0]
+                for piece in pieces.dropFirst() {
                     parameter += 1
-                    return "?\(parameter)"
-                }.joined()
+                    text += "?" + String(parameter) + piece
+                }
             }
-            return "INSERT OR IGNORE INTO \(table) (\(columns)) VALUES \(values.joined(separator: ", "))"
+            return text
         }
     }
 

@@ -128,7 +128,7 @@ public final class Replica {
         }
         // From now on a crash leaves the replica not closed cleanly.
         if closedCleanly { try database.run("DELETE FROM meta WHERE key = ?1", [.text(Self.closedCleanlyKey)]) }
-        try database.migrate(Schema.migrations)
+        try database.migrate(Schema.migrations, newAt: Schema.current)
         self.database = database
         self.path = path
         self.randomBytes = randomBytes

@@ -370,4 +370,151 @@ enum Schema {
         CREATE INDEX block_packs_by_record ON block_packs(record);
         """,
     ]
+
+    /// The schema `migrations` leave, made in one step for a new library (docs/decisions.md,
+    /// "A new library made at the current schema"): running the sixteen steps, each creating
+    /// and then reshaping tables an empty file does not need, was about 20 ms of a new
+    /// device's start, most of it SQLite parsing statements. `SchemaTests` checks that a
+    /// library made so and one migrated step by step have the same tables, columns, indexes,
+    /// triggers and rows: a new migration must change this too.
+    static let current = Migration(
+        """
+        CREATE TABLE meta (
+            key TEXT PRIMARY KEY,
+            value BLOB NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE vector (
+            replica BLOB PRIMARY KEY,
+            seq INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE notes (
+            id BLOB PRIMARY KEY,
+            title TEXT NOT NULL,
+            body BLOB NOT NULL,
+            folder BLOB,
+            trashed INTEGER NOT NULL,
+            pinned INTEGER NOT NULL,
+            color TEXT,
+            created INTEGER NOT NULL,
+            modified INTEGER NOT NULL,
+            conflict_of BLOB,
+            hlc INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE note_tags (
+            note BLOB NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+            tag TEXT NOT NULL,
+            PRIMARY KEY (note, tag)
+        ) WITHOUT ROWID;
+        CREATE INDEX note_tags_by_tag ON note_tags(tag);
+        CREATE TABLE folders (
+            id BLOB PRIMARY KEY,
+            name TEXT NOT NULL,
+            parent BLOB,
+            moved_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE devices (
+            id BLOB PRIMARY KEY,
+            name TEXT NOT NULL,
+            public_key BLOB NOT NULL,
+            revoked INTEGER NOT NULL,
+            added INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE peers (
+            peer TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            address TEXT,
+            replica BLOB,
+            vector BLOB,
+            last_success INTEGER,
+            last_error TEXT,
+            last_error_at INTEGER,
+            retries INTEGER NOT NULL DEFAULT 0,
+            software TEXT
+        ) WITHOUT ROWID;
+        CREATE TABLE invites (
+            secret_id TEXT PRIMARY KEY,
+            secret BLOB NOT NULL,
+            created INTEGER NOT NULL,
+            expires INTEGER NOT NULL,
+            used_by BLOB
+        ) WITHOUT ROWID;
+        CREATE TABLE static_peers (
+            address TEXT PRIMARY KEY,
+            added INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE folder_note_counts (
+            folder BLOB PRIMARY KEY,
+            notes INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX folders_by_name ON folders(name);
+        CREATE INDEX folders_by_parent ON folders(parent);
+        CREATE VIRTUAL TABLE note_search USING fts5(
+            note UNINDEXED, title, body,
+            tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3'
+        );
+        CREATE TABLE note_search_docs (
+            note BLOB PRIMARY KEY,
+            doc INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE search_pending (
+            note BLOB PRIMARY KEY
+        ) WITHOUT ROWID;
+        CREATE TABLE web_sessions (
+            hash TEXT PRIMARY KEY,
+            created INTEGER NOT NULL,
+            last_used INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE key_grants (
+            fingerprint BLOB NOT NULL,
+            epoch INTEGER NOT NULL,
+            member BLOB NOT NULL,
+            sealed BLOB NOT NULL,
+            PRIMARY KEY (fingerprint, member)
+        ) WITHOUT ROWID;
+        CREATE TABLE key_holdings (
+            member BLOB NOT NULL,
+            fingerprint BLOB NOT NULL,
+            epoch INTEGER NOT NULL,
+            PRIMARY KEY (member, fingerprint)
+        ) WITHOUT ROWID;
+        CREATE TABLE heads (
+            record BLOB NOT NULL,
+            revision BLOB NOT NULL,
+            kind INTEGER NOT NULL,
+            PRIMARY KEY (record, revision)
+        ) WITHOUT ROWID;
+        CREATE INDEX notes_in_list_order ON notes(trashed, pinned, modified, id, title, folder, color, created, conflict_of);
+        CREATE TABLE log (
+            stored INTEGER PRIMARY KEY,
+            replica BLOB NOT NULL,
+            seq INTEGER NOT NULL,
+            record BLOB NOT NULL,
+            revision BLOB NOT NULL,
+            UNIQUE (replica, seq)
+        );
+        CREATE TABLE revisions (
+            id BLOB NOT NULL,
+            record BLOB NOT NULL,
+            kind INTEGER NOT NULL,
+            hlc INTEGER NOT NULL,
+            author BLOB NOT NULL,
+            parents BLOB NOT NULL,
+            body BLOB NOT NULL,
+            tombstone INTEGER NOT NULL,
+            purged INTEGER NOT NULL DEFAULT 0,
+            data BLOB NOT NULL,
+            depth INTEGER
+        );
+        CREATE UNIQUE INDEX revisions_by_record ON revisions(record, id);
+        CREATE TABLE block_packs (
+            record BLOB NOT NULL,
+            revision BLOB,
+            refs INTEGER NOT NULL,
+            directory BLOB NOT NULL,
+            data BLOB NOT NULL
+        );
+        CREATE INDEX block_packs_by_record ON block_packs(record);
+        INSERT INTO note_search (note_search, rank) VALUES ('automerge', 8);
+        INSERT INTO meta (key, value) VALUES ('search_index', 0), ('note_count', 0);
+        """)
 }
