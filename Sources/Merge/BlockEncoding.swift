@@ -107,7 +107,7 @@ extension Block {
     /// is a `BlockDecodingError`, never a crash.
     public init(encoded: some Collection<UInt8>) throws(BlockDecodingError) {
         let bytes = Array(encoded)
-        let fields = try BlockEncoding.read(bytes, building: true)
+        let fields = try BlockEncoding.read(bytes[...], building: true)
         // The input is exactly the canonical encoding (every field was checked to be in its only
         // form), so its hash is the fingerprint.
         self.init(
@@ -120,6 +120,12 @@ extension Block {
     /// string (nor hashed into a fingerprint) only to be dropped; its attributes are checked
     /// in their bytes too.
     public static func check(encoded: [UInt8]) throws(BlockDecodingError) {
+        _ = try BlockEncoding.read(encoded[...], building: false)
+    }
+
+    /// `check(encoded:)` of a block that is part of a larger buffer (a received frame's),
+    /// checked where it is.
+    public static func check(encoded: ArraySlice<UInt8>) throws(BlockDecodingError) {
         _ = try BlockEncoding.read(encoded, building: false)
     }
 
@@ -127,7 +133,7 @@ extension Block {
     /// block: a note's text for search is taken from its stored blocks, and building each
     /// block's strings and fingerprint cost more than taking its text.
     public static func text(encoded: [UInt8]) throws(BlockDecodingError) -> String {
-        let content = try BlockEncoding.read(encoded, building: false).contentRange
+        let content = try BlockEncoding.read(encoded[...], building: false).contentRange
         return encoded.withUnsafeBufferPointer { HTMLText.plainText(of: UnsafeBufferPointer(rebasing: $0[content])) }
     }
 }
@@ -136,8 +142,9 @@ extension BlockEncoding {
     /// The fields of one encoded block, each checked to be in its only form and the block
     /// possible (`Block.problem`). The attributes and content are built only when `building`
     /// (a list item's containers are returned without their attributes when not).
+    /// Offsets, and the content's range, count from the start of `bytes`.
     fileprivate static func read(
-        _ bytes: [UInt8], building: Bool
+        _ bytes: ArraySlice<UInt8>, building: Bool
     ) throws(BlockDecodingError) -> (kind: Block.Kind, attributes: [HTMLAttribute], content: String?, contentRange: Range<Int>) {
         var reader = Reader(bytes: bytes, building: building)
         let version = try reader.byte("the version")
@@ -195,7 +202,8 @@ extension BlockEncoding {
 /// What is being read is described only when there is an error to report (every block of a
 /// catch-up is decoded, and building the descriptions cost more than the decoding).
 private struct Reader {
-    let bytes: [UInt8]
+    /// Read through `offset`, which counts from its start (a slice's indices need not).
+    let bytes: ArraySlice<UInt8>
     /// Whether attributes are built; when not (a receiver's check), each is checked in its
     /// bytes and none is returned: building a block's attributes cost more than checking its
     /// content.
@@ -211,7 +219,7 @@ private struct Reader {
             throw BlockDecodingError(offset: offset, reason: "the encoding ends before \(what())")
         }
         defer { offset += 1 }
-        return bytes[offset]
+        return bytes[bytes.startIndex + offset]
     }
 
     mutating func flag(_ what: @autoclosure () -> String) throws(BlockDecodingError) -> Bool {
@@ -270,7 +278,7 @@ private struct Reader {
     mutating func string(_ what: @autoclosure () -> String) throws(BlockDecodingError) -> String {
         let start = offset
         let length = try count("the length of \(what())")
-        guard let string = String(validating: bytes[offset..<offset + length], as: UTF8.self) else {
+        guard let string = String(validating: bytes[bytes.startIndex + offset..<bytes.startIndex + offset + length], as: UTF8.self) else {
             throw BlockDecodingError(offset: start, reason: "\(what()) is not valid UTF-8")
         }
         offset += length
@@ -291,7 +299,9 @@ private struct Reader {
                 attributes.append(attribute)
             } else {
                 let name = try utf8("an attribute name")
-                if firstAttributeProblem == nil { firstAttributeProblem = HTMLAttribute.problem(ofName: bytes[name]) }
+                if firstAttributeProblem == nil {
+                    firstAttributeProblem = HTMLAttribute.problem(ofName: bytes[bytes.startIndex + name.lowerBound..<bytes.startIndex + name.upperBound])
+                }
                 if try flag("an attribute's has-value flag") { _ = try utf8("an attribute value") }
             }
         }

@@ -152,6 +152,13 @@ public struct ByteReader {
 
     public mutating func raw(_ count: Int, _ what: @autoclosure () -> String = "bytes") throws -> [UInt8] { Array(try take(count, what())) }
 
+    /// Length-prefixed bytes as a slice of what is read, not copied out: a received frame's
+    /// blocks stay in the frame (docs/decisions.md, "A received block stays in its frame").
+    public mutating func dataSlice(_ what: @autoclosure () -> String = "bytes", cap: Int) throws -> ArraySlice<UInt8> {
+        let length = try count("\(what()) length", cap: cap)
+        return try take(length, what())
+    }
+
     /// Length-prefixed bytes passed over, not copied out (as `data` checks them).
     public mutating func skipData(_ what: @autoclosure () -> String = "bytes", cap: Int) throws {
         let length = try count("\(what()) length", cap: cap)

@@ -187,7 +187,7 @@ import TestSupport
             return
         }
         // As the session sends a large note: its blocks first, then the entry without them.
-        try b.storeBlocks(blocks + [Block.paragraph("sent, never used").encoded()])
+        try b.storeBlocks(blocks.map { Array($0) } + [Block.paragraph("sent, never used").encoded()])
         #expect(try b.storedBlockCount() == 0, "blocks sent ahead are not stored until used")
         #expect(b.sentBlocksAwaitingUse.count == 3)
         let slim = EntryPayload(dot: entries[0].dot, revision: entries[0].revision, content: .full(data: data, blocks: []))

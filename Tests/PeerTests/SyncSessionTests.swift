@@ -309,6 +309,27 @@ struct Dance {
         for frame in frames { #expect(try FrameCodec.decode(FrameCodec.encode(frame)) == frame) }
     }
 
+    /// A received entry's blocks are read where they arrived: slices of the frame's bytes, not
+    /// copies (docs/decisions.md, "A received block stays in its frame").
+    @Test func aReceivedEntrysBlocksStayInTheirFrame() throws {
+        let replica = ReplicaID(RecordID(high: 1, low: 2))
+        let hash = try #require(Hash256(bytes: [UInt8](repeating: 3, count: 32)))
+        let sent: [EntryPayload.EncodedBlock] = [[4, 4, 4], [5, 6]]
+        let encoded = FrameCodec.encode(.entries(EntriesBatch(batch: 1, epoch: 2, senderVector: VersionVector([replica: 1]), entries: [
+            EntryPayload(dot: Dot(replica: replica, seq: 1), revision: hash, content: .full(data: [1, 2, 3], blocks: sent)),
+        ])))
+        guard case .entries(let batch) = try FrameCodec.decode(encoded), case .full(_, let blocks) = batch.entries.first?.content else {
+            Issue.record("the entry did not come back whole")
+            return
+        }
+        #expect(blocks == sent)
+        let frameStart = encoded.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+        for block in blocks {
+            let blockStart = block.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+            #expect((frameStart..<frameStart + UInt(encoded.count)).contains(blockStart), "a block copied out of its frame")
+        }
+    }
+
     @Test func numbersTooLargeForTheDatabaseAreRefused() throws {
         let replica = ReplicaID(RecordID(high: 1, low: 2))
         let tooLarge = ByteReader.storableMaximum + 1

@@ -132,8 +132,20 @@ extension Sodium {
     /// into a buffer on the stack: every block and revision a catch-up brings is hashed, and
     /// an array per hash was a measurable share of it.
     public static func hash256(_ input: [UInt8]) -> Hash256 {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { output in
-            blake2b(input, key: [], into: output)
+        input.withUnsafeBytes { hash256($0) }
+    }
+
+    /// `hash256` of bytes that are part of a larger buffer (a block in a received frame).
+    public static func hash256(_ input: ArraySlice<UInt8>) -> Hash256 {
+        input.withUnsafeBytes { hash256($0) }
+    }
+
+    private static func hash256(_ input: UnsafeRawBufferPointer) -> Hash256 {
+        initialize()
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { output in
+            let status = crypto_generichash(
+                output.baseAddress!, 32, input.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(input.count), nil, 0)
+            precondition(status == 0, "crypto_generichash failed with valid lengths")
             return Hash256(bytes: output)!
         }
     }

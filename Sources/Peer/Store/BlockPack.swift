@@ -12,8 +12,9 @@ enum BlockPack {
     static let hashSize = 32
     static let startSize = 4
 
-    /// The directory and the data of a pack holding `blocks`, given in hash order.
-    static func encode(_ blocks: [(hash: BlockHash, encoded: [UInt8])]) -> (directory: [UInt8], data: [UInt8]) {
+    /// The directory and the data of a pack holding `blocks`, given in hash order (each block
+    /// whole, or where it arrived in a received frame).
+    static func encode<Encoded: Collection<UInt8>>(_ blocks: [(hash: BlockHash, encoded: Encoded)]) -> (directory: [UInt8], data: [UInt8]) {
         precondition(!blocks.isEmpty, "a pack holds at least one block")
         let size = blocks.reduce(0) { $0 + $1.encoded.count }
         precondition(size <= Int(UInt32.max), "a pack's blocks fit 4-byte offsets")

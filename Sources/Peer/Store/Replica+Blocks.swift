@@ -43,7 +43,7 @@ extension Replica {
     /// (nil: blocks the merge composed for the note's shown state, which no revision uses
     /// yet). Returns the pack's rowid.
     @discardableResult
-    func storePack(_ blocks: [(hash: BlockHash, encoded: [UInt8])], of record: RecordID, revision: RevisionID?) throws -> Int64 {
+    func storePack<Encoded: Collection<UInt8>>(_ blocks: [(hash: BlockHash, encoded: Encoded)], of record: RecordID, revision: RevisionID?) throws -> Int64 {
         let (directory, data) = BlockPack.encode(blocks)
         try database.run(
             "INSERT INTO block_packs (record, revision, refs, directory, data) VALUES (?1, ?2, ?3, ?4, ?5)",

@@ -394,7 +394,7 @@ extension Replica {
         let header = try RevisionCodec.header(encoded.bytes)
         let inserted = try insertRevision(
             id: encoded.id, header: header, data: encoded.bytes, body: SortedBlockHashes(header.body),
-            newBlocks: SuppliedBlocks(hashes: encoded.blocks.map(\.hash), encoded: encoded.blocks.map(\.encoded)))
+            newBlocks: SuppliedBlocks(hashes: encoded.blocks.map(\.hash), encoded: encoded.blocks.map { $0.encoded[...] }))
         precondition(inserted.missing.isEmpty, "a local revision supplies all of its blocks")
         return RevisionRow(encoded.id, header: header, data: encoded.bytes)
     }

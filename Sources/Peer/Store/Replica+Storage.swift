@@ -297,7 +297,7 @@ extension Replica {
         let record = header.record
         let places = try knownPlaces ?? blockPlaces(of: record)
         var used: [Int64] = []
-        var brought: [(hash: BlockHash, encoded: [UInt8])] = []
+        var brought: [(hash: BlockHash, encoded: EntryPayload.EncodedBlock)] = []
         var sentAhead: [BlockHash] = []
         var missing: [BlockHash] = []
         for hash in body.hashes {
@@ -306,7 +306,7 @@ extension Replica {
             } else if let encoded = newBlocks[hash] {
                 brought.append((hash, encoded))
             } else if let encoded = sentBlocksAwaitingUse[hash] {
-                brought.append((hash, encoded))
+                brought.append((hash, encoded[...]))
                 sentAhead.append(hash)
             } else {
                 missing.append(hash)

@@ -79,7 +79,7 @@ extension Replica {
         var added: [BlockHash] = []
         var seen = Set<BlockHash>(minimumCapacity: row.body.count)
         for hash in row.body where !inherited.contains(hash) && seen.insert(hash).inserted { added.append(hash) }
-        let blocks = try blockData(added, of: row.record)
+        let blocks = try blockData(added, of: row.record).map { $0[...] }
         let full = EntryPayload(dot: dot, revision: id, content: .full(data: row.data, blocks: blocks))
         // A note edit travels as edits to its first parent's body when that is smaller: the
         // receiver holds that parent (parents come first) and its body list (kept even when purged).

@@ -87,6 +87,7 @@ public enum RevisionCodec {
     }
 
     public static func blockHash(_ encodedBlock: [UInt8]) -> BlockHash { Sodium.hash256(encodedBlock) }
+    public static func blockHash(_ encodedBlock: ArraySlice<UInt8>) -> BlockHash { Sodium.hash256(encodedBlock) }
 
     public static func encode(_ revision: Revision) -> EncodedRevision {
         var writer = ByteWriter(capacity: 256)

@@ -54,13 +54,13 @@ struct SortedBlockHashes: Equatable, Sendable {
 struct SuppliedBlocks: Sendable {
     let hashes: SortedBlockHashes
     /// In the order of `hashes`.
-    private let encoded: [[UInt8]]
+    private let encoded: [EntryPayload.EncodedBlock]
 
-    init(hashes: [BlockHash], encoded: [[UInt8]]) {
+    init(hashes: [BlockHash], encoded: [EntryPayload.EncodedBlock]) {
         precondition(hashes.count == encoded.count, "one hash per block")
         // A stable order keeps the first of a repeated hash first.
         let order = hashes.indices.sorted { (hashes[$0], $0) < (hashes[$1], $1) }
-        var kept: [BlockHash] = [], blocks: [[UInt8]] = []
+        var kept: [BlockHash] = [], blocks: [EntryPayload.EncodedBlock] = []
         kept.reserveCapacity(order.count)
         blocks.reserveCapacity(order.count)
         for index in order where kept.last != hashes[index] {
@@ -71,7 +71,7 @@ struct SuppliedBlocks: Sendable {
         self.encoded = blocks
     }
 
-    subscript(hash: BlockHash) -> [UInt8]? { hashes.index(of: hash).map { encoded[$0] } }
+    subscript(hash: BlockHash) -> EntryPayload.EncodedBlock? { hashes.index(of: hash).map { encoded[$0] } }
 }
 
 extension SortedBlockHashes {

@@ -5,11 +5,16 @@ import Merge
 /// its body as edits to its first parent's body), or — when the sender purged that content —
 /// only the revision's place in the DAG.
 public struct EntryPayload: Hashable, Sendable {
+    /// A block's encoding. A received entry's are slices of the frame that brought them, read
+    /// where they arrived rather than copied out one by one (docs/decisions.md, "A received
+    /// block stays in its frame"); a sender's are whole arrays.
+    public typealias EncodedBlock = ArraySlice<UInt8>
+
     public enum Content: Hashable, Sendable {
-        case full(data: [UInt8], blocks: [[UInt8]])
+        case full(data: [UInt8], blocks: [EncodedBlock])
         /// The encoding cut around the body list, which is sent as `edits` to the first
         /// parent's body; the receiver rebuilds the encoding and checks its hash.
-        case edited(prefix: [UInt8], edits: [BodyEdit], suffix: [UInt8], blocks: [[UInt8]])
+        case edited(prefix: [UInt8], edits: [BodyEdit], suffix: [UInt8], blocks: [EncodedBlock])
         case purged(RevisionHeader)
     }
 
@@ -83,7 +88,7 @@ public struct EntryPayload: Hashable, Sendable {
     }
 
     /// Each block's hash, in order, or nil when one does not decode (the entry is refused).
-    static func blockHashes(_ blocks: [[UInt8]]) -> [BlockHash]? {
+    static func blockHashes(_ blocks: [EncodedBlock]) -> [BlockHash]? {
         var hashes: [BlockHash] = []
         hashes.reserveCapacity(blocks.count)
         for encoded in blocks {

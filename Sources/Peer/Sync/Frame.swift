@@ -378,9 +378,9 @@ public enum FrameCodec {
         case .full:
             let data = try reader.data("revision", cap: Limits.revisionBytes)
             let count = try reader.count("entry block count", cap: Limits.blocksPerFrame)
-            var blocks: [[UInt8]] = []
+            var blocks: [EntryPayload.EncodedBlock] = []
             blocks.reserveCapacity(min(count, reader.remaining))
-            for _ in 0..<count { blocks.append(try reader.data("block", cap: Limits.blockBytes)) }
+            for _ in 0..<count { blocks.append(try reader.dataSlice("block", cap: Limits.blockBytes)) }
             content = .full(data: data, blocks: blocks)
         case .purged:
             let kindByte = try reader.u8("record kind")
@@ -416,9 +416,9 @@ public enum FrameCodec {
             }
             let suffix = try reader.data("revision suffix", cap: Limits.revisionBytes)
             let count = try reader.count("entry block count", cap: Limits.blocksPerFrame)
-            var blocks: [[UInt8]] = []
+            var blocks: [EntryPayload.EncodedBlock] = []
             blocks.reserveCapacity(min(count, reader.remaining))
-            for _ in 0..<count { blocks.append(try reader.data("block", cap: Limits.blockBytes)) }
+            for _ in 0..<count { blocks.append(try reader.dataSlice("block", cap: Limits.blockBytes)) }
             content = .edited(prefix: prefix, edits: edits, suffix: suffix, blocks: blocks)
         case nil:
             throw DecodeError("unknown entry content type \(contentTag)")

@@ -471,7 +471,7 @@ public struct SyncSession {
     }
 
     /// Splits blocks into groups of about one batch's worth of bytes.
-    private func chunks(_ blocks: [[UInt8]]) -> [[[UInt8]]] {
+    private func chunks(_ blocks: [some Collection<UInt8>]) -> [[[UInt8]]] {
         var result: [[[UInt8]]] = []
         var current: [[UInt8]] = []
         var size = 0
@@ -481,7 +481,7 @@ public struct SyncSession {
                 current = []
                 size = 0
             }
-            current.append(block)
+            current.append(Array(block))
             size += block.count
         }
         if !current.isEmpty { result.append(current) }
