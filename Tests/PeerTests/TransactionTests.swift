@@ -187,6 +187,30 @@ import TestSupport
         #expect(try database.first("SELECT typeof(a) FROM t WHERE n = 0") { $0.text(0) } == "blob")
     }
 
+    /// A run's blobs over the scratch's limit are bound where they are, for its steps alone
+    /// (`Statement.run`): each run stores its own, several to a statement, and a run whose
+    /// last large blob has no parameter fails and stores nothing.
+    @Test func aRunsLargeBlobsAreStoredAsGivenSeveralToAStatement() throws {
+        let directory = try TemporaryDirectory()
+        let database = try Database(path: directory.file("l.db"))
+        try database.execute("CREATE TABLE t (n INTEGER, a BLOB, b BLOB, c BLOB, d BLOB)")
+        let limit = Statement.scratchBlobLimit
+        let sql = "INSERT INTO t (n, a, b, c, d) VALUES (?1, ?2, ?3, ?4, ?5)"
+        var expected: [[[UInt8]]] = []
+        for run in 0..<3 {
+            let blobs = [limit + 1 + run, 7, 4_000 * (run + 1), limit + 50].enumerated().map { index, size in
+                (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index &+ run * 5) }
+            }
+            try database.run(sql, [.integer(Int64(run))] + blobs.map { .blob($0) })
+            expected.append(blobs)
+        }
+        #expect(throws: SQLiteError.self) {
+            try database.run("INSERT INTO t (n, a) VALUES (?1, ?2)", [.integer(9), .blob([1]), .blob([UInt8](repeating: 2, count: limit * 3))])
+        }
+        let rows = try database.rows("SELECT a, b, c, d FROM t ORDER BY n") { row in (0..<4).map { row.blob($0) } }
+        #expect(rows == expected)
+    }
+
     /// A bind that fails leaves no parameter bound: none can point into a scratch the failed
     /// run replaced, even for a caller that steps the statement without binding it again.
     @Test func aBindThatFailsLeavesNothingBound() throws {
