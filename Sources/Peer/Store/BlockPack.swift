@@ -32,9 +32,14 @@ enum BlockPack {
             }
             count = directorySize
         }
+        // Each block copied whole where its bytes are contiguous (a received block is a slice of
+        // its frame): appended as a collection, byte by byte, a pack cost four times as much.
         var data: [UInt8] = []
         data.reserveCapacity(size)
-        for block in blocks { data.append(contentsOf: block.encoded) }
+        for block in blocks {
+            let copied: Void? = block.encoded.withContiguousStorageIfAvailable { data.append(contentsOf: $0) }
+            if copied == nil { data.append(contentsOf: block.encoded) }
+        }
         return (directory, data)
     }
 
