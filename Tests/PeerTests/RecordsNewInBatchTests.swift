@@ -218,7 +218,7 @@ import TestSupport
         var results: [[String]] = []
         for (name, batched) in [("stray-batched.db", true), ("stray-single.db", false)] {
             let receiver = try Replica(path: directory.file(name), randomBytes: SeededBytes.source(seed: 76))
-            try receiver.storePack([(hash, data)], of: note, revision: nil)
+            try receiver.storePack([(hash, data[...])], of: note, revision: nil)
             for batch in batched ? [entries] : entries.map({ [$0] }) {
                 let outcome = try receiver.apply(batch, now: 600_000)
                 #expect(outcome.need == nil && outcome.rejected == nil && outcome.applied == batch.count)

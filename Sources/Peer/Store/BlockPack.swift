@@ -14,7 +14,7 @@ enum BlockPack {
 
     /// The directory and the data of a pack holding `blocks`, given in hash order (each block
     /// whole, or where it arrived in a received frame).
-    static func encode<Encoded: Collection<UInt8>>(_ blocks: [(hash: BlockHash, encoded: Encoded)]) -> (directory: [UInt8], data: [UInt8]) {
+    static func encode(_ blocks: [(hash: BlockHash, encoded: EntryPayload.EncodedBlock)]) -> (directory: [UInt8], data: [UInt8]) {
         precondition(!blocks.isEmpty, "a pack holds at least one block")
         let size = blocks.reduce(0) { $0 + $1.encoded.count }
         precondition(size <= Int(UInt32.max), "a pack's blocks fit 4-byte offsets")
@@ -32,14 +32,9 @@ enum BlockPack {
             }
             count = directorySize
         }
-        // Each block copied whole where its bytes are contiguous (a received block is a slice of
-        // its frame): appended as a collection, byte by byte, a pack cost four times as much.
         var data: [UInt8] = []
         data.reserveCapacity(size)
-        for block in blocks {
-            let copied: Void? = block.encoded.withContiguousStorageIfAvailable { data.append(contentsOf: $0) }
-            if copied == nil { data.append(contentsOf: block.encoded) }
-        }
+        for block in blocks { data.append(contentsOf: block.encoded) }
         return (directory, data)
     }
 

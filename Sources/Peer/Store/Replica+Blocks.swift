@@ -43,7 +43,7 @@ extension Replica {
     /// (nil: blocks the merge composed for the note's shown state, which no revision uses
     /// yet). Returns the pack's rowid.
     @discardableResult
-    func storePack<Encoded: Collection<UInt8>>(_ blocks: [(hash: BlockHash, encoded: Encoded)], of record: RecordID, revision: RevisionID?) throws -> Int64 {
+    func storePack(_ blocks: [(hash: BlockHash, encoded: EntryPayload.EncodedBlock)], of record: RecordID, revision: RevisionID?) throws -> Int64 {
         let (directory, data) = BlockPack.encode(blocks)
         try database.run(
             "INSERT INTO block_packs (record, revision, refs, directory, data) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -127,7 +127,7 @@ extension Replica {
             guard stillTheRevisions else { continue }
             try database.run("DELETE FROM block_packs WHERE rowid = ?1", [.integer(pack)])
             for block in kept {
-                let (directory, data) = BlockPack.encode([(block.hash, block.encoded)])
+                let (directory, data) = BlockPack.encode([(block.hash, block.encoded[...])])
                 try database.run(
                     "INSERT INTO block_packs (record, revision, refs, directory, data) VALUES (?1, NULL, ?2, ?3, ?4)",
                     [.record(record), .integer(block.users), .blob(directory), .blob(data)])
@@ -149,7 +149,7 @@ extension Replica {
     func storeComposedBlock(_ encoded: [UInt8], hash: BlockHash, of record: RecordID, places: inout BlockPlaces?) throws {
         if places == nil { places = try blockPlaces(of: record) }
         guard places!.pack(of: hash) == nil else { return }
-        let pack = try storePack([(hash, encoded)], of: record, revision: nil)
+        let pack = try storePack([(hash, encoded[...])], of: record, revision: nil)
         places!.add([hash], in: pack)
     }
 
