@@ -222,6 +222,11 @@ private struct Reader {
         return bytes[bytes.startIndex + offset]
     }
 
+    /// The bytes at `range`, counted from the start of the encoding.
+    func slice(_ range: Range<Int>) -> ArraySlice<UInt8> {
+        bytes[bytes.startIndex + range.lowerBound..<bytes.startIndex + range.upperBound]
+    }
+
     mutating func flag(_ what: @autoclosure () -> String) throws(BlockDecodingError) -> Bool {
         let start = offset
         switch try byte(what()) {
@@ -278,7 +283,7 @@ private struct Reader {
     mutating func string(_ what: @autoclosure () -> String) throws(BlockDecodingError) -> String {
         let start = offset
         let length = try count("the length of \(what())")
-        guard let string = String(validating: bytes[bytes.startIndex + offset..<bytes.startIndex + offset + length], as: UTF8.self) else {
+        guard let string = String(validating: slice(offset..<offset + length), as: UTF8.self) else {
             throw BlockDecodingError(offset: start, reason: "\(what()) is not valid UTF-8")
         }
         offset += length
@@ -299,9 +304,7 @@ private struct Reader {
                 attributes.append(attribute)
             } else {
                 let name = try utf8("an attribute name")
-                if firstAttributeProblem == nil {
-                    firstAttributeProblem = HTMLAttribute.problem(ofName: bytes[bytes.startIndex + name.lowerBound..<bytes.startIndex + name.upperBound])
-                }
+                if firstAttributeProblem == nil { firstAttributeProblem = HTMLAttribute.problem(ofName: slice(name)) }
                 if try flag("an attribute's has-value flag") { _ = try utf8("an attribute value") }
             }
         }

@@ -107,9 +107,17 @@ import Testing
         #expect(valid == 128 + 128 * 128 + 30 * 64 + 60 + 4)
     }
 
+    /// `Block.check`'s error for `bytes`, which it must also give for the same bytes checked
+    /// in the middle of a larger buffer, as a received frame's blocks are (their offsets
+    /// counted from the block's start).
     private static func checkError(_ bytes: [UInt8]) -> BlockDecodingError? {
-        do { try Block.check(encoded: bytes) } catch { return error }
-        return nil
+        var whole: BlockDecodingError?
+        do { try Block.check(encoded: bytes) } catch { whole = error }
+        let framed: [UInt8] = [0xFF, 0xFF] + bytes + [0xEE]
+        var inFrame: BlockDecodingError?
+        do { try Block.check(encoded: framed[2..<2 + bytes.count]) } catch { inFrame = error }
+        #expect(inFrame == whole, "checked inside a larger buffer, \(bytes) gives another answer")
+        return whole
     }
 
     private static func textError(_ bytes: [UInt8]) -> BlockDecodingError? {

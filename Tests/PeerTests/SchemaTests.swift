@@ -50,10 +50,12 @@ import TestSupport
         #expect(try database.first("SELECT count(*) FROM block_packs WHERE directory = x'01'") { $0.int(0) } == 1)
     }
 
-    /// Everything about a library's schema that a statement can tell apart, one line each:
-    /// every table, index and trigger by name; each table's kind, columns (name, type, NOT NULL,
-    /// default, key position), indexes and foreign keys; each index's columns and order; each
-    /// trigger's text; and every row of every table (the search index's own tables included).
+    /// What a library's schema is, one line each: every table, index and trigger by name; each
+    /// table's kind, columns (name, type, NOT NULL, default, key position), indexes (a
+    /// constraint's own among them) and foreign keys; each index's columns and order; the text
+    /// of each trigger and of the search index's declaration (its tokenizer and prefixes); and
+    /// every row of every table (the search index's own tables included). Not compared: CHECK
+    /// constraints and a column's collation, which no table of this schema has.
     static func shape(of database: Database) throws -> [String] {
         var lines: [String] = []
         let objects = try database.rows(
@@ -70,18 +72,26 @@ import TestSupport
                     "SELECT cid, name, type, \"notnull\", ifnull(dflt_value, '-'), pk, hidden FROM pragma_table_xinfo(?1) ORDER BY cid",
                     [.text(name)]
                 ) { "  column \($0.int(0)) \($0.text(1)) \($0.text(2)) not null \($0.int(3)) default \($0.text(4)) key \($0.int(5)) hidden \($0.int(6))" }
-                lines += try database.rows(
+                let indexes = try database.rows(
                     "SELECT name, \"unique\", origin, partial FROM pragma_index_list(?1) ORDER BY name", [.text(name)]
-                ) { "  index \($0.text(0).hasPrefix("sqlite_autoindex_") ? "(automatic)" : $0.text(0)) unique \($0.int(1)) \($0.text(2)) partial \($0.int(3))" }
+                ) { ($0.text(0), "unique \($0.int(1)) \($0.text(2)) partial \($0.int(3))") }
+                for (index, kind) in indexes {
+                    // A constraint's index is named by SQLite: its columns are what tell it apart.
+                    guard index.hasPrefix("sqlite_autoindex_") else {
+                        lines.append("  index \(index) \(kind)")
+                        continue
+                    }
+                    lines.append("  index (automatic) \(kind)")
+                    lines += try columns(of: index, in: database)
+                }
+                if sql.hasPrefix("CREATE VIRTUAL TABLE") { lines.append("  \(sql)") }
                 lines += try database.rows(
                     "SELECT \"table\", \"from\", ifnull(\"to\", '-'), on_update, on_delete FROM pragma_foreign_key_list(?1) ORDER BY id, seq",
                     [.text(name)]
                 ) { "  references \($0.text(0)): \($0.text(1)) -> \($0.text(2)) on update \($0.text(3)) on delete \($0.text(4))" }
                 lines += try rows(of: name, in: database)
             case "index":
-                lines += try database.rows(
-                    "SELECT seqno, ifnull(name, '-'), \"desc\", coll, key FROM pragma_index_xinfo(?1) ORDER BY seqno", [.text(name)]
-                ) { "  \($0.int(0)) \($0.text(1)) desc \($0.int(2)) \($0.text(3)) key \($0.int(4))" }
+                lines += try columns(of: name, in: database)
             case "trigger":
                 lines.append("  \(sql)")
             default:
@@ -89,6 +99,13 @@ import TestSupport
             }
         }
         return lines
+    }
+
+    /// An index's columns, in order, with their direction and collation.
+    private static func columns(of index: String, in database: Database) throws -> [String] {
+        try database.rows(
+            "SELECT seqno, ifnull(name, '-'), \"desc\", coll, key FROM pragma_index_xinfo(?1) ORDER BY seqno", [.text(index)]
+        ) { "    \($0.int(0)) \($0.text(1)) desc \($0.int(2)) \($0.text(3)) key \($0.int(4))" }
     }
 
     /// Every row of `table`, each value as SQL writes it (`quote`), in the order of its values.

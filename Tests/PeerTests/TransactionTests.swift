@@ -188,8 +188,8 @@ import TestSupport
     }
 
     /// A run's blobs over the scratch's limit are bound where they are, for its steps alone
-    /// (`Statement.run`): each run stores its own, several to a statement, and a run whose
-    /// last large blob has no parameter fails and stores nothing.
+    /// (`Statement.run`): each run stores its own, several to a statement, a run whose last
+    /// large blob has no parameter fails and stores nothing, and none is left bound after.
     @Test func aRunsLargeBlobsAreStoredAsGivenSeveralToAStatement() throws {
         let directory = try TemporaryDirectory()
         let database = try Database(path: directory.file("l.db"))
@@ -207,8 +207,11 @@ import TestSupport
         #expect(throws: SQLiteError.self) {
             try database.run("INSERT INTO t (n, a) VALUES (?1, ?2)", [.integer(9), .blob([1]), .blob([UInt8](repeating: 2, count: limit * 3))])
         }
-        let rows = try database.rows("SELECT a, b, c, d FROM t ORDER BY n") { row in (0..<4).map { row.blob($0) } }
-        #expect(rows == expected)
+        // The cached statement stepped again without a bind: no value of the last run is left
+        // bound, least of all a blob whose bytes are gone.
+        #expect(try database.statement(sql).step() == false)
+        let rows = try database.rows("SELECT a, b, c, d FROM t ORDER BY rowid") { row in (0..<4).map { row.optionalBlob($0) } }
+        #expect(rows == expected.map { $0.map(Optional.some) } + [[nil, nil, nil, nil]])
     }
 
     /// A bind that fails leaves no parameter bound: none can point into a scratch the failed
@@ -227,5 +230,16 @@ import TestSupport
         try database.run(sql, [.blob([3])])
         let rows = try database.rows("SELECT a, b FROM t ORDER BY rowid") { [$0.optionalBlob(0), $0.optionalBlob(1)] }
         #expect(rows == [[[1], [2]], [nil, nil], [[3], nil]])
+    }
+}
+
+/// A batch's rows go in many to a statement (`MultiRowInsert`), each row's parameters numbered
+/// on from the last row's.
+@Suite struct MultiRowInsertTests {
+    @Test func eachRowsParametersFollowTheLastRows() {
+        let insert = MultiRowInsert(into: "t", columns: "a, b, c", row: "(?, 1, ?)", maximumRows: 3, everyRowNew: true)
+        #expect(insert.valuesPerRow == 2)
+        #expect(insert.text(rows: 1) == "INSERT OR IGNORE INTO t (a, b, c) VALUES (?1, 1, ?2)")
+        #expect(insert.text(rows: 3) == "INSERT OR IGNORE INTO t (a, b, c) VALUES (?1, 1, ?2), (?3, 1, ?4), (?5, 1, ?6)")
     }
 }

@@ -20,7 +20,7 @@ struct FramesFuzzFixture {
             content: .note(.live(Note(title: "Plan", body: HTMLBlocks.split("<p>one</p><ul><li>two</li></ul>"), tags: ["a"])))))
         let header = RevisionHeader(kind: .folder, record: RecordID(high: 3, low: 4), parents: [], author: replica, hlc: HLC(rawValue: 9), isTombstone: true, body: [])
         let entries = EntriesBatch(batch: 1, epoch: 0, senderVector: vector, entries: [
-            EntryPayload(dot: Dot(replica: replica, seq: 1), revision: revision.id, content: .full(data: revision.bytes, blocks: revision.blocks.map(\.encoded))),
+            EntryPayload(dot: Dot(replica: replica, seq: 1), revision: revision.id, content: .full(data: revision.bytes, blocks: revision.blocks.map { $0.encoded[...] })),
             EntryPayload(dot: Dot(replica: replica, seq: 2), revision: hash, content: .purged(header)),
         ])
         let frames: [(String, Frame)] = [

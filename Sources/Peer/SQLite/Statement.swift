@@ -28,8 +28,9 @@ public final class Statement {
     /// all of its values before its first step, so SQLite never reads what an earlier run
     /// left here. Grown as needed, never beyond `parameterCount × scratchBlobLimit` bytes.
     private var scratch = UnsafeMutableRawBufferPointer(start: nil, count: 0)
-    /// Blobs up to this size go through `scratch`; larger ones SQLite copies itself (a cached
-    /// statement keeps its scratch, and an idle daemon should not hold a large one).
+    /// Blobs up to this size go through `scratch` (a cached statement keeps its scratch, and an
+    /// idle daemon should not hold a large one); larger ones are bound where they are for a
+    /// `run`'s steps alone (`withLargeBlobsBound`), and copied by SQLite for a query.
     static let scratchBlobLimit = 256
 
     init(database: Database, sql: String) throws {
@@ -141,15 +142,24 @@ public final class Statement {
     /// `Replica.apply`'s instructions.
     public func run(_ values: [SQLValue] = []) throws {
         try bind(values, largeBlobsInPlace: true)
-        // Reset within the blobs' scope: nothing steps this statement again before its next
-        // `bind` binds every parameter anew (or clears them).
-        defer { sqlite3_reset(handle) }
-        try withLargeBlobsBound(values, from: 0) { while try step() {} }
+        try withLargeBlobsBound(values, from: 0) { boundAny in
+            // Still within the blobs' scope: reset, and when a blob was bound where it is,
+            // nothing left bound (a caller stepping the cached statement without binding it
+            // again reads NULLs, never bytes that are gone).
+            defer {
+                sqlite3_reset(handle)
+                if boundAny { sqlite3_clear_bindings(handle) }
+            }
+            while try step() {}
+        }
     }
 
     /// Binds each blob of `values` over `scratchBlobLimit`, from index `first` on, without a
-    /// copy (`SQLITE_STATIC`), each in the scope of its bytes, and runs `body` within them all.
-    private func withLargeBlobsBound(_ values: [SQLValue], from first: Int, _ body: () throws -> Void) throws {
+    /// copy (`SQLITE_STATIC`), each in the scope of its bytes, and runs `body` within them all,
+    /// telling it whether any was bound so. `body` must leave none of them bound.
+    private func withLargeBlobsBound(
+        _ values: [SQLValue], from first: Int, boundAny: Bool = false, _ body: (_ boundAny: Bool) throws -> Void
+    ) throws {
         var offset = first
         while offset < values.count {
             if case .blob(let bytes) = values[offset], bytes.count > Self.scratchBlobLimit {
@@ -160,13 +170,13 @@ public final class Statement {
                         sqlite3_clear_bindings(handle)
                         throw database.error(code, sql: sql)
                     }
-                    try withLargeBlobsBound(values, from: offset + 1, body)
+                    try withLargeBlobsBound(values, from: offset + 1, boundAny: true, body)
                 }
                 return
             }
             offset += 1
         }
-        try body()
+        try body(boundAny)
     }
 
     /// Runs a query and maps each row.

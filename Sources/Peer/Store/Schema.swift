@@ -1,5 +1,6 @@
 /// The replica's schema, one migration per `user_version` step. Never edit a shipped
-/// migration: add the next one.
+/// migration: add the next one, and change `current` to match it (`SchemaTests` fails until
+/// they agree).
 enum Schema {
     static let migrations: [Migration] = [
         // 1: the revision DAG, blocks, log, version vector, heads and materialised state.
