@@ -120,7 +120,7 @@ extension Block {
     /// string (nor hashed into a fingerprint) only to be dropped; its attributes are checked
     /// in their bytes too.
     public static func check(encoded: [UInt8]) throws(BlockDecodingError) {
-        _ = try BlockEncoding.read(encoded[...], building: false)
+        try check(encoded: encoded[...])
     }
 
     /// `check(encoded:)` of a block that is part of a larger buffer (a received frame's),

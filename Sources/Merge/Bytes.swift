@@ -159,15 +159,8 @@ public struct ByteReader {
         return try take(length, what())
     }
 
-    /// Length-prefixed bytes passed over, not copied out (as `data` checks them).
-    public mutating func skipData(_ what: @autoclosure () -> String = "bytes", cap: Int) throws {
-        let length = try count("\(what()) length", cap: cap)
-        _ = try take(length, what())
-    }
-
     public mutating func data(_ what: @autoclosure () -> String = "bytes", cap: Int) throws -> [UInt8] {
-        let length = try count("\(what()) length", cap: cap)
-        return try raw(length, what())
+        Array(try dataSlice(what(), cap: cap))
     }
 
     public mutating func string(_ what: @autoclosure () -> String = "text", cap: Int) throws -> String {

@@ -26,17 +26,19 @@ public enum Sodium {
     /// `outputLength` is 16...64 bytes; `key` is empty or 16...64 bytes.
     static func blake2b(_ input: [UInt8], key: [UInt8] = [], outputLength: Int) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: outputLength) { output, count in
-            blake2b(input, key: key, into: output)
+            input.withUnsafeBytes { blake2b($0, key: key, into: output) }
             count = outputLength
         }
     }
 
-    /// `blake2b` written into `output`, whose size is the output length.
-    private static func blake2b(_ input: [UInt8], key: [UInt8], into output: UnsafeMutableBufferPointer<UInt8>) {
+    /// `blake2b` of the bytes at `input`, written into `output`, whose size is the output length.
+    private static func blake2b(_ input: UnsafeRawBufferPointer, key: [UInt8], into output: UnsafeMutableBufferPointer<UInt8>) {
         initialize()
         precondition((16...64).contains(output.count), "BLAKE2b output length \(output.count) is outside 16...64")
         precondition(key.isEmpty || (16...64).contains(key.count), "BLAKE2b key length \(key.count) is outside 16...64")
-        let status = crypto_generichash(output.baseAddress!, output.count, input, UInt64(input.count), key.isEmpty ? nil : key, key.count)
+        let status = crypto_generichash(
+            output.baseAddress!, output.count, input.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(input.count),
+            key.isEmpty ? nil : key, key.count)
         precondition(status == 0, "crypto_generichash failed with valid lengths")
     }
 
@@ -141,11 +143,8 @@ extension Sodium {
     }
 
     private static func hash256(_ input: UnsafeRawBufferPointer) -> Hash256 {
-        initialize()
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { output in
-            let status = crypto_generichash(
-                output.baseAddress!, 32, input.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(input.count), nil, 0)
-            precondition(status == 0, "crypto_generichash failed with valid lengths")
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { output in
+            blake2b(input, key: [], into: output)
             return Hash256(bytes: output)!
         }
     }

@@ -120,7 +120,7 @@ enum RevisionStorage {
     /// start at `fieldsAt`.
     private static func titleEnd(_ bytes: [UInt8], fieldsAt start: Int) throws -> Int {
         var reader = ByteReader(bytes, offset: start + 1)
-        try reader.skipData("title", cap: RevisionCodec.Limits.title)
+        _ = try reader.dataSlice("title", cap: RevisionCodec.Limits.title)
         return reader.offset
     }
 
